@@ -1,0 +1,123 @@
+# flood: a fake fediverse in one C process.
+#   make            build build/flood
+#   make check      install what is missing, then every test (plain and sanitized)
+#   make demo       install what is missing, then a short load run end to end
+#   make bench      benchmarks, printed as ratios against references run alongside
+#   make fuzz       every fuzz harness for FUZZ_SECONDS (default 60) each
+#   make format     reformat with clang-format; make format-check only checks
+#   make SANITIZE=address,undefined   a sanitized build in build-san/
+
+CC      ?= cc
+PREFIX  ?= /usr/local
+PKGS    := libmicrohttpd openssl jansson libcurl libevent libevent_pthreads
+VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
+
+ifeq ($(SANITIZE),)
+BUILD   ?= build
+SANFLAGS :=
+else
+BUILD   ?= build-san
+SANFLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+endif
+
+WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wformat=2 -Wno-format-nonliteral
+OPT     ?= -O2 -g
+CPPFLAGS += -D_GNU_SOURCE -DFLOOD_VERSION='"$(VERSION)"' -I.
+CFLAGS  += -std=c11 $(OPT) $(WARN) $(SANFLAGS) -pthread $(shell pkg-config --cflags $(PKGS))
+LDLIBS  += $(shell pkg-config --libs $(PKGS)) -pthread -lm
+LDFLAGS += $(SANFLAGS)
+
+# Modules are folders; every .c in them is part of the library. main.c is the program.
+SIGN_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(sort $(wildcard sign/*.c)) flood/err.c)
+WF_OBJ   := $(patsubst %.c,$(BUILD)/obj/%.o,$(sort $(wildcard webfinger/*.c)))
+DAEMON_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(sort $(filter-out flood/main.c flood/err.c,$(wildcard flood/*.c))))
+LIB_OBJ  := $(SIGN_OBJ) $(WF_OBJ) $(DAEMON_OBJ)
+TEST_SRC := $(sort $(wildcard tests/unit/test_*.c))
+TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+TOOL_SRC := $(sort $(wildcard tests/tools/*.c))
+TOOL_BIN := $(TOOL_SRC:tests/tools/%.c=$(BUILD)/tools/%)
+
+all: $(BUILD)/flood $(TEST_BIN) $(TOOL_BIN)
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+
+# Three archives, so a module's unit tests link only what they test:
+# test_sign* needs sign/ alone, test_wf* sign/ and webfinger/, every other test all of it.
+$(BUILD)/libsign.a: $(SIGN_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/libwf.a: $(WF_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/libflood.a: $(DAEMON_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+ALL_LIBS := $(BUILD)/libflood.a $(BUILD)/libwf.a $(BUILD)/libsign.a
+
+# The whole daemon archive goes in: commands are found by main() through weak symbols.
+$(BUILD)/flood: $(BUILD)/obj/flood/main.o $(ALL_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $(BUILD)/obj/flood/main.o -Wl,--whole-archive $(BUILD)/libflood.a \
+		-Wl,--no-whole-archive $(BUILD)/libwf.a $(BUILD)/libsign.a $(LDLIBS)
+
+$(BUILD)/tests/test_sign%: $(BUILD)/obj/tests/unit/test_sign%.o $(BUILD)/libsign.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/test_wf%: $(BUILD)/obj/tests/unit/test_wf%.o $(BUILD)/libwf.a $(BUILD)/libsign.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(ALL_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tools/%: $(BUILD)/obj/tests/tools/%.o $(ALL_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+deps:
+	@scripts/deps.sh
+
+# The unit and integration suites, plain and then under ASan+UBSan, one closing line.
+check: deps
+	@scripts/check.sh
+
+# Only the tests, with no dependency step (for a machine already set up).
+test: all
+	@scripts/check.sh --no-deps
+
+demo: deps all
+	@scripts/demo.sh
+
+bench: deps all
+	@scripts/bench.sh
+
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	@scripts/fuzz.sh $(FUZZ_SECONDS)
+
+FORMAT_SRC = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
+format:
+	clang-format -i $(FORMAT_SRC)
+
+format-check:
+	@clang-format --dry-run -Werror $(FORMAT_SRC) && echo "format: clean"
+
+install: $(BUILD)/flood
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 0755 $(BUILD)/flood $(DESTDIR)$(PREFIX)/bin/flood
+	if [ -f docs/flood.1 ]; then install -m 0644 docs/flood.1 $(DESTDIR)$(PREFIX)/share/man/man1/flood.1; fi
+
+clean:
+	rm -rf build build-san build-fuzz
+
+.PHONY: all deps check test demo bench fuzz format format-check install clean
+.SECONDARY:
+
+-include $(LIB_OBJ:.o=.d) $(BUILD)/obj/flood/main.d $(TEST_SRC:tests/unit/%.c=$(BUILD)/obj/tests/unit/%.d) \
+	$(TOOL_SRC:tests/tools/%.c=$(BUILD)/obj/tests/tools/%.d)

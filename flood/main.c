@@ -1,0 +1,54 @@
+/* flood: a fake fediverse in one process. main() only dispatches to a command. */
+#include <stdio.h>
+#include <string.h>
+
+#include "flood/cmd.h"
+
+struct command {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *what;
+};
+
+static const struct command commands[] = {
+    {"serve", cmd_serve, "answer as the crowd of fake instances"},
+    {"actors", cmd_actors, "print every crowd actor as acct:NAME@HOST"},
+    {"run", cmd_run, "the crowd plus the sender: flood a target's inbox and measure it"},
+    {"sign", cmd_sign, "print the headers that sign a request"},
+    {"verify", cmd_verify, "verify a signed request"},
+    {"fetch", cmd_fetch, "a signed GET as a crowd actor (authorized fetch)"},
+    {"check", cmd_check, "federation interop checks against a target"},
+    {"report", cmd_report, "write report.html for a run folder"},
+    {"compare", cmd_compare, "compare several runs"},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: flood COMMAND [options]   (flood COMMAND --help for its options)\n\n");
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+        if (commands[i].fn)
+            fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].what);
+    fprintf(f, "\nflood --version prints the version. Exit codes: 0 ok, 1 failure, 2 usage.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+        printf("flood %s\n", FLOOD_VERSION);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+        if (commands[i].fn && !strcmp(argv[1], commands[i].name))
+            return commands[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "flood: unknown command '%s'\n", argv[1]);
+    usage(stderr);
+    return 2;
+}

@@ -1,0 +1,231 @@
+#!/usr/bin/env bash
+# scripts/bench_run.sh: the sender's benchmarks (issue 4, "Performance"), measured side by
+# side in one run on this machine, printed as figures and ratios:
+#   1. the HTTP path: nginx answering 202 on /inbox pinned to one core, the generator on
+#      another; wrk's closed-loop POST rate with flood's own body and headers is the
+#      reference; flood's highest sustained open-loop rate with --sign none (at least 99%
+#      of offered answered, dispatch lag p99 at most 1 ms), found by stepping rates;
+#   2. the signed path: flood's highest sustained rate with a fresh RSA-2048 signature on
+#      every request and S signer threads, against S x `openssl speed rsa2048` sign/s;
+#   3. pacing: 5000/s for 20 s unsigned and 600/s with RSA-2048: every whole second's sends
+#      within 0.5% of the rate, dispatch lag p99 at most 1 ms;
+#   4. memory: resident size with 10,000 requests in flight (a sink that never answers).
+# About five minutes. Needs nginx (nginx-light), wrk, taskset, jq, openssl.
+#
+#   scripts/bench_run.sh [--quick]      (--quick: shorter steps, for a smoke run)
+set -u
+cd "$(dirname "$0")/.."
+FLOOD=${FLOOD:-$PWD/build/flood}
+SINK=${SINK:-${FLOOD_BUILD:-$PWD/build}/tools/sink}
+STATE=${TEST_STATE:-$PWD/build/test-state}
+quick=0
+[ "${1:-}" = "--quick" ] && quick=1
+step_s=4
+pace_s=20
+[ "$quick" = 1 ] && step_s=2 && pace_s=5
+
+for tool in nginx wrk taskset jq openssl; do
+    command -v "$tool" >/dev/null 2>&1 || [ -x "/usr/sbin/$tool" ] || {
+        echo "bench: $tool is missing (scripts/deps.sh installs it)" >&2
+        exit 1
+    }
+done
+[ -x "$FLOOD" ] || { echo "bench: no flood binary at $FLOOD (make)" >&2; exit 1; }
+[ -x "$SINK" ] || { echo "bench: no sink at $SINK (make)" >&2; exit 1; }
+NGINX=$(command -v nginx || echo /usr/sbin/nginx)
+
+cores=$(nproc)
+if [ "$cores" -ge 2 ]; then
+    SRV_CPU=0
+    GEN_CPU=1
+    [ "$cores" -ge 4 ] && GEN_CPU=1-$((cores - 1))
+else
+    SRV_CPU=0
+    GEN_CPU=0
+    echo "bench: one core only: nginx and the generator share it" >&2
+fi
+gen_cores=$(taskset -c "$GEN_CPU" nproc)
+TMP=$(mktemp -d)
+PIDS=""
+cleanup() {
+    for p in $PIDS; do kill "$p" 2>/dev/null; done
+    for p in $PIDS; do wait "$p" 2>/dev/null; done
+    rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+# ---- nginx: 202 on /inbox, one worker, pinned ------------------------------------------
+NPORT=$(free_port)
+mkdir -p "$TMP/nginx"
+cat >"$TMP/nginx/nginx.conf" <<EOF
+worker_processes 1;
+daemon off;
+pid $TMP/nginx/nginx.pid;
+error_log $TMP/nginx/error.log warn;
+events { worker_connections 20000; }
+http {
+    access_log off;
+    client_body_temp_path $TMP/nginx;
+    proxy_temp_path $TMP/nginx;
+    fastcgi_temp_path $TMP/nginx;
+    uwsgi_temp_path $TMP/nginx;
+    scgi_temp_path $TMP/nginx;
+    keepalive_requests 1000000;
+    server {
+        listen 127.0.0.1:$NPORT;
+        location = /inbox { return 202; }
+        location / { return 404; }
+    }
+}
+EOF
+taskset -c "$SRV_CPU" "$NGINX" -c "$TMP/nginx/nginx.conf" -p "$TMP/nginx" \
+    >"$TMP/nginx/out.log" 2>&1 &
+PIDS="$PIDS $!"
+for _ in $(seq 1 100); do
+    curl -s -o /dev/null -X POST "http://127.0.0.1:$NPORT/inbox" && break
+    sleep 0.05
+done
+INBOX="http://127.0.0.1:$NPORT/inbox"
+
+common=(--listen 127.0.0.1:0 --state "$STATE" --instances 2 --actors 3 --key-pool 1
+    --mix create=1 --quiet --connections 64)
+
+# run_flood NAME ARGS...: one flood run pinned to the generator's cores, into $TMP/NAME
+run_flood() {
+    local name=$1
+    shift
+    taskset -c "$GEN_CPU" "$FLOOD" run "${common[@]}" --out "$TMP/$name" "$@" \
+        >"$TMP/$name.out" 2>"$TMP/$name.err"
+}
+j() { jq -r "$2" "$TMP/$1/run.json" 2>/dev/null; }
+
+# sustained NAME RATE: at least 99% of the offered answered 202, lag p99 <= 1 ms, none shed
+sustained() {
+    local ok lag shed
+    ok=$(j "$1" '.totals.outcomes["202"]')
+    lag=$(j "$1" '.totals.dispatch_lag_ms.p99')
+    shed=$(j "$1" '.totals.shed')
+    [ -n "$ok" ] || return 1
+    awk -v ok="$ok" -v r="$2" -v d="$step_s" -v lag="$lag" -v shed="$shed" \
+        'BEGIN { exit !(ok >= 0.99 * r * d && lag <= 1.0 && shed == 0) }'
+}
+
+# ---- 1. the HTTP path ------------------------------------------------------------------
+# flood's own request, captured by the sink, is what wrk sends
+"$SINK" --dump "$TMP/req.txt" --exit-after 60 >"$TMP/sink.port" &
+SPID=$!
+PIDS="$PIDS $SPID"
+sleep 0.2
+SPORT=$(awk '/^port/ {print $2}' "$TMP/sink.port")
+"$FLOOD" run "${common[@]}" --out "$TMP/capture" --inbox "http://127.0.0.1:$SPORT/inbox" \
+    --rate 10 --duration 200ms --sign none >/dev/null 2>&1
+kill "$SPID" 2>/dev/null
+wait "$SPID" 2>/dev/null
+python3 - "$TMP/req.txt" "$TMP/post.lua" "$TMP/body.json" <<'EOF'
+import sys
+raw = open(sys.argv[1], 'rb').read()
+head, body = raw.split(b'\r\n\r\n', 1)
+open(sys.argv[3], 'wb').write(body)
+out = ['wrk.method = "POST"', 'local f = io.open("%s", "rb")' % sys.argv[3],
+       'wrk.body = f:read("*a")', 'f:close()']
+for line in head.decode().split('\r\n')[1:]:
+    k, v = line.split(':', 1)
+    if k.lower() in ('host', 'content-length'):
+        continue
+    out.append('wrk.headers["%s"] = "%s"' % (k, v.strip().replace('"', '\\"')))
+open(sys.argv[2], 'w').write('\n'.join(out) + '\n')
+EOF
+wrk_s=5
+[ "$quick" = 1 ] && wrk_s=3
+taskset -c "$GEN_CPU" wrk -t "$gen_cores" -c 64 -d "${wrk_s}s" -s "$TMP/post.lua" "$INBOX" \
+    >"$TMP/wrk.out" 2>&1
+wrk_rps=$(awk '/^Requests\/sec/ {print $2}' "$TMP/wrk.out")
+wrk_non2xx=$(awk '/Non-2xx/ {print $NF}' "$TMP/wrk.out")
+echo "bench: wrk closed loop, 64 connections, $(wc -c <"$TMP/body.json") byte body: ${wrk_rps} req/s${wrk_non2xx:+ (non-2xx: $wrk_non2xx)}"
+
+best=0
+best_name=""
+for rate in 5000 10000 15000 20000 25000 30000 40000 50000 60000; do
+    run_flood "none-$rate" --inbox "$INBOX" --rate "$rate" --duration "${step_s}s" --sign none \
+        --timeout 5s
+    lag=$(j "none-$rate" '.totals.dispatch_lag_ms.p99')
+    ok=$(j "none-$rate" '.totals.outcomes["202"]')
+    cpu=$(j "none-$rate" '.generator.loop_cpu_share')
+    if sustained "none-$rate" "$rate"; then
+        echo "bench:   --sign none at $rate/s: sustained ($ok answered, lag p99 $lag ms, loop $cpu of a core)"
+        best=$rate
+        best_name="none-$rate"
+    else
+        echo "bench:   --sign none at $rate/s: not sustained ($ok of $((rate * step_s)) answered, lag p99 $lag ms, loop $cpu of a core)"
+        break
+    fi
+done
+ratio=$(awk -v a="$best" -v b="$wrk_rps" 'BEGIN { printf "%.2f", b > 0 ? a / b : 0 }')
+echo "bench: HTTP path: flood --sign none sustains $best/s, wrk $wrk_rps/s: ratio $ratio (aim >= 0.5)"
+
+# ---- 2. the signed path ----------------------------------------------------------------
+ossl=$(taskset -c "${GEN_CPU%%-*}" openssl speed -seconds 2 rsa2048 2>/dev/null |
+    awk '/^rsa 2048 bits/ {print $6}')
+S=$gen_cores
+[ "$S" -gt 1 ] && S=$((S - 0))
+cap=$(awk -v o="$ossl" -v s="$S" 'BEGIN { printf "%d", o * s }')
+sbest=0
+for f in 1.00 0.95 0.90 0.85 0.80 0.70 0.60 0.50; do
+    rate=$(awk -v c="$cap" -v f="$f" 'BEGIN { printf "%d", c * f }')
+    run_flood "rsa-$rate" --inbox "$INBOX" --rate "$rate" --duration "${step_s}s" --sign cavage \
+        --signers "$S" --timeout 5s
+    lag=$(j "rsa-$rate" '.totals.dispatch_lag_ms.p99')
+    nr=$(j "rsa-$rate" '.generator.not_ready')
+    if sustained "rsa-$rate" "$rate"; then
+        echo "bench:   RSA-2048 cavage at $rate/s ($f of openssl): sustained (lag p99 $lag ms)"
+        sbest=$rate
+        break
+    fi
+    echo "bench:   RSA-2048 cavage at $rate/s ($f of openssl): not sustained (lag p99 $lag ms, $nr not ready in time)"
+done
+sratio=$(awk -v a="$sbest" -v b="$cap" 'BEGIN { printf "%.2f", b > 0 ? a / b : 0 }')
+echo "bench: signed path: $S signer(s) sustain $sbest/s, $S x openssl speed rsa2048 = $cap sign/s: ratio $sratio (aim >= 0.9)"
+
+# ---- 3. pacing -------------------------------------------------------------------------
+# pace NAME RATE: the worst whole second's deviation from the rate (seconds 1 .. n-2), lag
+pace() {
+    local worst lag
+    worst=$(jq -r --argjson r "$2" '[.series[1:-1][] | ((.sent - $r) | fabs) / $r * 100] | max // 0' \
+        "$TMP/$1/run.json" 2>/dev/null)
+    lag=$(j "$1" '.totals.dispatch_lag_ms.p99')
+    local verdict=ok
+    awk -v w="$worst" -v l="$lag" 'BEGIN { exit !(w <= 0.5 && l <= 1.0) }' || verdict="NOT within"
+    echo "bench: pacing $3 at $2/s for ${pace_s}s: worst second $(printf '%.3f' "$worst")% off, dispatch lag p99 $lag ms, late sends $(j "$1" .generator.late_sends): $verdict (aim: 0.5%, 1 ms)"
+}
+run_flood pace-none --inbox "$INBOX" --rate 5000 --duration "${pace_s}s" --sign none
+pace pace-none 5000 "--sign none"
+run_flood pace-rsa --inbox "$INBOX" --rate 600 --duration "${pace_s}s" --sign cavage --signers "$S"
+pace pace-rsa 600 "RSA-2048"
+
+# ---- 4. memory at 10,000 in flight -----------------------------------------------------
+"$SINK" --mode hang --exit-after 120 >"$TMP/hang.port" &
+HPID=$!
+PIDS="$PIDS $HPID"
+sleep 0.2
+HPORT=$(awk '/^port/ {print $2}' "$TMP/hang.port")
+taskset -c "$GEN_CPU" "$FLOOD" run "${common[@]}" --out "$TMP/rss" \
+    --inbox "http://127.0.0.1:$HPORT/inbox" --rate 5000 --duration 4s --sign none \
+    --max-inflight 10000 --timeout 60s --grace 0 >"$TMP/rss.out" 2>&1 &
+FPID=$!
+PIDS="$PIDS $FPID"
+peak=0
+for _ in $(seq 1 40); do
+    kb=$(awk '/^VmRSS/ {print $2}' "/proc/$FPID/status" 2>/dev/null)
+    [ -n "$kb" ] && [ "$kb" -gt "$peak" ] && peak=$kb
+    sleep 0.1
+done
+kill -INT "$FPID" 2>/dev/null
+wait "$FPID" 2>/dev/null
+kill "$HPID" 2>/dev/null
+inflight=$(jq -r '[.series[].in_flight] | max' "$TMP/rss/run.json" 2>/dev/null)
+echo "bench: memory: resident $((peak / 1024)) MB with up to $inflight requests in flight (aim: 10000 under 200 MB)"
+echo "bench: figures: wrk=$wrk_rps none_max=$best ratio=$ratio signed_max=$sbest openssl_x_S=$cap signed_ratio=$sratio rss_mb=$((peak / 1024))"

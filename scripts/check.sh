@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Every test flood has, in two rounds: a plain build, then the same tests against an
+# ASan+UBSan build. Unit test binaries (tests/unit/test_*.c), integration scripts
+# (tests/integration/*.sh, which may drive Node clients) and short fuzz smoke runs
+# (tests/fuzz/fuzz_*.c). Every suite prints "ok N - ..." / "not ok N - ..." lines; this
+# script counts them and ends with one line "N passed, N failed".
+#
+#   scripts/check.sh [--no-deps] [--no-san] [--only PATTERN]
+set -u
+cd "$(dirname "$0")/.."
+deps=1 san=1 only=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --no-deps) deps=0 ;;
+    --no-san) san=0 ;;
+    --only) only="$2"; shift ;;
+    *) echo "check: unknown option '$1'" >&2; exit 2 ;;
+    esac
+    shift
+done
+[ "$deps" = 1 ] && { scripts/deps.sh || exit 1; }
+jobs=$(nproc 2>/dev/null || echo 2)
+logdir=build/test-logs
+mkdir -p "$logdir"
+passed=0 failed=0 broken=""
+
+# run_suite NAME LOG COMMAND...: run one suite, count its ok / not ok lines. A suite that
+# exits non-zero without a "not ok" line counts as one failure, so a crash is never lost.
+run_suite() {
+    local name=$1 log=$2
+    shift 2
+    local start=$SECONDS rc
+    timeout --kill-after=10 "${SUITE_TIMEOUT:-600}" "$@" >"$log" 2>&1
+    rc=$?
+    local ok bad
+    ok=$(grep -cE '^ok [0-9]+' "$log")
+    bad=$(grep -cE '^not ok [0-9]+' "$log")
+    if [ "$rc" -ne 0 ] && [ "$bad" -eq 0 ]; then
+        bad=1
+        echo "not ok - $name exited with status $rc" >>"$log"
+    fi
+    passed=$((passed + ok))
+    failed=$((failed + bad))
+    if [ "$bad" -gt 0 ]; then
+        broken="$broken $name"
+        printf '  FAIL %-40s %4d ok %3d failed (%ds) log: %s\n' "$name" "$ok" "$bad" $((SECONDS - start)) "$log"
+        grep -E '^not ok|^#|ERROR|Sanitizer|runtime error' "$log" | head -40 | sed 's/^/       /'
+    else
+        printf '  pass %-40s %4d ok (%ds)\n' "$name" "$ok" $((SECONDS - start))
+    fi
+}
+
+round() {
+    local tag=$1 build=$2
+    shift 2
+    echo "== $tag: building ($build)"
+    if ! make -s -j"$jobs" "$@" all >"$logdir/build-$tag.log" 2>&1; then
+        cat "$logdir/build-$tag.log" | tail -40
+        echo "not ok - build ($tag)"
+        failed=$((failed + 1))
+        broken="$broken build-$tag"
+        return
+    fi
+    export FLOOD="$PWD/$build/flood" FLOOD_BUILD="$PWD/$build" FLOOD_ROUND="$tag"
+    for t in "$build"/tests/test_*; do
+        [ -x "$t" ] || continue
+        local n
+        n=$(basename "$t")
+        [ -n "$only" ] && [[ "$n" != *$only* ]] && continue
+        run_suite "$tag/$n" "$logdir/$tag-$n.log" "$t"
+    done
+    for t in tests/integration/*.sh; do
+        [ -f "$t" ] || continue
+        local n
+        n=$(basename "$t" .sh)
+        [ -n "$only" ] && [[ "$n" != *$only* ]] && continue
+        run_suite "$tag/$n" "$logdir/$tag-$n.log" bash "$t"
+    done
+}
+
+export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:${ASAN_OPTIONS:-}"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
+round plain build
+if [ "$san" = 1 ]; then
+    round san build-san SANITIZE=address,undefined
+fi
+if [ -z "$only" ] || [[ fuzz == *$only* ]]; then
+    if ls tests/fuzz/fuzz_*.c >/dev/null 2>&1; then
+        run_suite "fuzz-smoke" "$logdir/fuzz-smoke.log" scripts/fuzz.sh "${FUZZ_SMOKE_SECONDS:-10}"
+    fi
+fi
+echo
+[ -n "$broken" ] && echo "failed suites:$broken"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

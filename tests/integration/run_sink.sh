@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# `flood run` against tests/tools/sink on loopback: counts conserved to the unit (checked
+# against the sink's own count), mix proportions, 429 with Retry-After, 503, second knocks,
+# deliberately bad signatures, shedding, usage errors.
+. "$(dirname "$0")/lib.sh"
+. "$ROOT/tests/tools/run_lib.sh"
+
+# 1. 300/s for 3 s, unsigned: 900 scheduled, every one answered 202 and counted by the sink
+start_sink --status 202
+frun --inbox "http://127.0.0.1:$SINK_PORT/inbox" --rate 300 --duration 3s --sign none \
+    --mix create=70,follow=30
+stop_sink
+check "$RUN_RC" "a 3 s run at 300/s exits 0" || show_run
+expect_eq "$(jget .totals.scheduled)" 900 "900 scheduled (300/s x 3 s)"
+expect_eq "$(jget .totals.sent)/$(jget .totals.shed)/$(jget .totals.unfinished)" 900/0/0 \
+    "all 900 sent, none shed or unfinished"
+expect_eq "$(sink_count requests)" 900 "the sink received exactly 900 requests"
+expect_eq "$(jget '.totals.outcomes["202"]')" 900 "900 answers classed 202"
+conserved
+check $? "conservation line printed and run.json conserves"
+expect_eq "$(jget '[.series[].sent] | add')" 900 "the per-second series adds up to 900 sent"
+expect_eq "$(jget '[.series[].completed] | add')" 900 "and to 900 completed"
+expect_eq "$(jget '.operations.create.scheduled + .operations.follow.scheduled + .operations.undo.scheduled + .operations.like.scheduled')" 900 \
+    "the operations add up to the totals"
+expect_eq "$(jget '.operations.create.sent')" "$(sink_count create)" \
+    "creates sent = Creates the sink saw"
+for k in flood_version started_at config host totals operations inbound generator series; do
+    [ "$(jget "has(\"$k\")")" = true ]
+    check $? "run.json has $k"
+done
+expect_eq "$(jget '.operations.create.latency_ms | has("p50") and has("p90") and has("p99") and has("p99.9") and has("max")')" true \
+    "latency_ms has p50 p90 p99 p99.9 max"
+[ -s "$RUN_DIR/latency-create.hgrm" ] && [ -s "$RUN_DIR/summary.md" ] &&
+    grep -q '^#\[Mean' "$RUN_DIR/latency-create.hgrm"
+check $? ".hgrm files and summary.md written"
+grep -q '^| 300/s | 3 s | 900 | 900 | 0 | 0 |' "$RUN_DIR/summary.md"
+check $? "summary.md row: rate, duration, sent, ok, 429, errors" || cat "$RUN_DIR/summary.md"
+
+# 2. mix proportions, counted by the sink: create=60,like=40 over 1500 activities (the
+# share's standard deviation is 1.3 points: 5 points is about 4 of them)
+start_sink --status 202
+frun --inbox "http://127.0.0.1:$SINK_PORT/inbox" --rate 500 --duration 3s --sign none \
+    --mix create=60,like=40 --like-object "http://127.0.0.1:$SINK_PORT/notes/1" --seed 7
+stop_sink
+c=$(sink_count create) l=$(sink_count like)
+echo "# sink: create $c like $l of $(sink_count requests)"
+[ "$((c + l))" -eq 1500 ] && [ "$c" -ge 825 ] && [ "$c" -le 975 ]
+check $? "creates are 60% +- 5 of 1500 (got $c)"
+[ "$l" -ge 525 ] && [ "$l" -le 675 ]
+check $? "likes are 40% +- 5 of 1500 (got $l)"
+[ "$c" -ne 1500 ] && [ "$l" -ne 0 ]
+check $? "and not all of one kind"
+
+# 3. 429 with Retry-After, then without: the header is seen only when sent
+start_sink --status 429 --retry-after 30
+frun --inbox "http://127.0.0.1:$SINK_PORT/inbox" --rate 100 --duration 1s --sign none --mix create=1
+stop_sink
+check "$RUN_RC" "a run answered 429 still exits 0" || show_run
+expect_eq "$(jget '.totals.outcomes["429"]')/$(jget '.totals.retry_after["429"]')" 100/100 \
+    "100 answers 429, all with Retry-After"
+start_sink --status 429
+frun --inbox "http://127.0.0.1:$SINK_PORT/inbox" --rate 100 --duration 1s --sign none --mix create=1
+stop_sink
+expect_eq "$(jget '.totals.outcomes["429"]')/$(jget '.totals.retry_after["429"]')" 100/0 \
+    "100 answers 429 without Retry-After: none counted"
+
+# 4. 503
+start_sink --status 503 --retry-after 5
+frun --inbox "http://127.0.0.1:$SINK_PORT/inbox" --rate 100 --duration 1s --sign none --mix create=1
+stop_sink
+expect_eq "$(jget '.totals.outcomes["503"]')/$(jget '.totals.outcomes["202"]')" 100/0 "100 answers 503"
+conserved
+check $? "conserved with 503s"
+
+# 5. double knock: a 401 gets a second knock in the other dialect only with two dialects
+start_sink --status 401
+frun --inbox "http://127.0.0.1:$SINK_PORT/inbox" --rate 50 --duration 1s --sign cavage,rfc9421 \
+    --mix create=1
+stop_sink
+check "$RUN_RC" "signed run with double knocking exits 0" || show_run
+expect_eq "$(jget .totals.second_knocks)/$(sink_count requests)/$(jget '.totals.outcomes["401"]')" \
+    50/100/50 "50 second knocks: the sink saw 100 requests, 50 final 401s"
+start_sink --status 401
+frun --inbox "http://127.0.0.1:$SINK_PORT/inbox" --rate 50 --duration 1s --sign cavage --mix create=1
+stop_sink
+expect_eq "$(jget .totals.second_knocks)/$(sink_count requests)" 0/50 "one dialect: no second knock"
+
+# 6. bad signatures: a target answering 202 to everything accepts them, and it is reported
+start_sink --status 202
+frun --inbox "http://127.0.0.1:$SINK_PORT/inbox" --rate 100 --duration 2s --sign cavage \
+    --bad-signatures 30% --mix create=1
+stop_sink
+bad=$(jget '[.totals.bad_signatures.sent[]] | add')
+echo "# bad signatures sent: $bad of 200"
+[ "$bad" -ge 30 ] && [ "$bad" -le 90 ]
+check $? "about 30% of 200 sent bad (got $bad)"
+[ "$(jget .accepted_bad)" = "$bad" ] && grep -q '^warning: the target accepted' "$RUN_OUT"
+check $? "a target answering 202 accepted them all: accepted_bad and a warning"
+[ "$(jget '.totals.bad_signatures.sent.wrong_key')" -gt 0 ] &&
+    [ "$(jget '.totals.bad_signatures.sent.stale_date')" -gt 0 ] &&
+    [ "$(jget '.totals.bad_signatures.sent.digest')" -gt 0 ]
+check $? "all three kinds sent"
+start_sink --status 401
+frun --inbox "http://127.0.0.1:$SINK_PORT/inbox" --rate 100 --duration 1s --sign cavage \
+    --bad-signatures 30% --mix create=1
+stop_sink
+expect_eq "$(jget .accepted_bad)" 0 "a target answering 401 accepted none"
+! grep -q '^warning: the target accepted' "$RUN_OUT"
+check $? "and no warning"
+
+# 7. shedding: a sink that never answers, at most 5 in flight
+start_sink --mode hang
+frun --inbox "http://127.0.0.1:$SINK_PORT/inbox" --rate 100 --duration 1s --sign none \
+    --max-inflight 5 --timeout 1s --mix create=1
+stop_sink
+expect_eq "$(jget .totals.scheduled)/$(jget .totals.sent)/$(jget .totals.shed)" 100/5/95 \
+    "beyond 5 in flight the other 95 are shed"
+expect_eq "$(jget .totals.outcomes.timeout)" 5 "the 5 sent time out"
+conserved
+check $? "conserved with shedding"
+
+# 8. usage errors exit 2 with a message
+for args in "--rate 10" "--rate 10 --duration 1s" "--inbox http://127.0.0.1:1/ --stages 10" \
+    "--inbox http://127.0.0.1:1/ --rate 10 --duration 1s --sign bogus" \
+    "--inbox http://127.0.0.1:1/ --rate 10 --duration 1s --nope" \
+    "--inbox http://127.0.0.1:1/ --rate 10 --duration 1s --bad-signatures 200%" \
+    "--inbox http://127.0.0.1:1/ --rate 10 --duration 1s --source-ips 10.0.0.9-10.0.0.1"; do
+    # shellcheck disable=SC2086
+    frun $args
+    [ "$RUN_RC" -eq 2 ] && [ -s "$RUN_ERR" ] && [ ! -e "$RUN_DIR" ]
+    check $? "usage error exits 2: $args ($(head -1 "$RUN_ERR"))"
+done
+"$FLOOD" run --help >"$T_TMP/help" 2>&1
+check $? "flood run --help exits 0"
+for o in --rate --duration --stages --arrival --mix --max-inflight --timeout --connections \
+    --source-ips --sign --bad-signatures --seed --persona --personas --inbox --resolve \
+    --insecure --cacert --like-object --out --grace --signers --instances --fault; do
+    grep -q -- "$o" "$T_TMP/help" || { check 1 "help documents $o"; continue; }
+done
+check 0 "help documents every option"
+
+done_testing

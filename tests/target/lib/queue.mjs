@@ -1,0 +1,84 @@
+// The inbox work queue: Fedify's inbox listener pushes verified activities here and
+// N asynchronous workers take them in arrival order.
+
+/* A FIFO with a moving head, so taking an item is O(1) (Array.shift is O(n)). */
+export class WorkQueue {
+    /* handler(item) returns {verdict: "ok"|"ignored", reason?} or throws (verdict "failed"). */
+    /* workMs: a pause added to every item's processing, standing for a database write. */
+    constructor({ workers, handler, stats, log, workMs = 0 }) {
+        this.workers = workers;
+        this.workMs = workMs;
+        this.handler = handler;
+        this.stats = stats;
+        this.log = log;
+        this.items = [];
+        this.head = 0;
+        this.peak = 0;
+        this.busy = 0;
+        this.waiters = [];
+        this.stopped = false;
+        this.running = [];
+    }
+
+    get depth() {
+        return this.items.length - this.head;
+    }
+
+    push(type, payload) {
+        this.items.push({ type, payload, enqueuedAt: performance.now() });
+        this.stats.type(type).enqueued++;
+        if (this.depth > this.peak) this.peak = this.depth;
+        const w = this.waiters.shift();
+        if (w) w();
+    }
+
+    take() {
+        if (this.depth === 0) return null;
+        const item = this.items[this.head];
+        this.items[this.head] = undefined;
+        this.head++;
+        if (this.head > 1024 && this.head * 2 > this.items.length) {
+            this.items = this.items.slice(this.head);
+            this.head = 0;
+        }
+        return item;
+    }
+
+    start() {
+        for (let i = 0; i < this.workers; i++) this.running.push(this.worker());
+    }
+
+    async worker() {
+        while (!this.stopped) {
+            const item = this.take();
+            if (item === null) {
+                await new Promise((resolve) => this.waiters.push(resolve));
+                continue;
+            }
+            const t0 = performance.now();
+            let verdict = "ok";
+            let reason;
+            this.busy++;
+            try {
+                if (this.workMs > 0) await new Promise((r) => setTimeout(r, this.workMs));
+                const r = await this.handler(item);
+                if (r && r.verdict) verdict = r.verdict;
+                if (r && r.reason) reason = r.reason;
+            } catch (err) {
+                verdict = "failed";
+                reason = err && err.name ? err.name : "error";
+                this.log(`worker: ${item.type} failed: ${err && err.message ? err.message : err}`);
+            }
+            this.busy--;
+            const t1 = performance.now();
+            this.stats.recordDone(item.type, t0 - item.enqueuedAt, t1 - t0, verdict, reason);
+        }
+    }
+
+    /* Stops taking new items; resolves once every worker finished its current one. */
+    async stop() {
+        this.stopped = true;
+        for (const w of this.waiters.splice(0)) w();
+        await Promise.all(this.running);
+    }
+}

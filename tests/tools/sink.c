@@ -1,0 +1,302 @@
+/* tests/tools/sink.c: a tiny loopback HTTP/1.1 sink for flood's sender tests and benchmarks.
+ * One thread, epoll, keep-alive. Every request is read whole (Content-Length bodies) and
+ * answered with a fixed status, or never answered (--mode hang), or its connection closed
+ * with no answer (--mode close). It counts requests, and POST bodies by activity type
+ * (the outermost of Undo, Create, Like, Follow found in the body), independently of flood.
+ *
+ *   sink [--listen ADDR] [--port N] [--status S] [--retry-after SEC] [--mode answer|hang|close]
+ *        [--exit-after SEC] [--stats FILE] [--dump FILE]
+ *
+ * Prints "port N" on stdout once listening. On SIGTERM/SIGINT or --exit-after, writes the
+ * counts ("requests N", "create N", ...) to --stats FILE (or stdout) and exits 0. --dump
+ * writes the first POST it receives (request line, headers, body) to FILE. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#define BUF_MAX (2 * 1024 * 1024)
+
+enum mode { MODE_ANSWER, MODE_HANG, MODE_CLOSE };
+
+struct conn {
+    int fd;
+    char *buf;
+    size_t len, cap;
+};
+
+static unsigned long long n_requests, n_create, n_like, n_follow, n_undo, n_other;
+static int status = 202;
+static long retry_after = -1;
+static enum mode mode = MODE_ANSWER;
+static char answer[256];
+static const char *dump_path; /* --dump FILE: the first POST, head and body, written there */
+static size_t answer_len;
+
+static const char *reason(int s)
+{
+    switch (s) {
+    case 200:
+        return "OK";
+    case 202:
+        return "Accepted";
+    case 400:
+        return "Bad Request";
+    case 401:
+        return "Unauthorized";
+    case 429:
+        return "Too Many Requests";
+    case 500:
+        return "Internal Server Error";
+    case 503:
+        return "Service Unavailable";
+    default:
+        return "Status";
+    }
+}
+
+static int has_type(const char *body, size_t len, const char *type)
+{
+    char a[64], b[64];
+    snprintf(a, sizeof(a), "\"type\":\"%s\"", type);
+    snprintf(b, sizeof(b), "\"type\": \"%s\"", type);
+    return memmem(body, len, a, strlen(a)) || memmem(body, len, b, strlen(b));
+}
+
+static void count_body(const char *body, size_t len)
+{
+    if (has_type(body, len, "Undo"))
+        n_undo++;
+    else if (has_type(body, len, "Create"))
+        n_create++;
+    else if (has_type(body, len, "Like"))
+        n_like++;
+    else if (has_type(body, len, "Follow"))
+        n_follow++;
+    else
+        n_other++;
+}
+
+static void conn_close(int ep, struct conn *c)
+{
+    epoll_ctl(ep, EPOLL_CTL_DEL, c->fd, NULL);
+    close(c->fd);
+    free(c->buf);
+    free(c);
+}
+
+/* Handle every whole request in c's buffer. Returns -1 when the connection must close. */
+static int handle(struct conn *c)
+{
+    while (1) {
+        char *end = memmem(c->buf, c->len, "\r\n\r\n", 4);
+        if (!end)
+            return c->len > 65536 ? -1 : 0;
+        size_t head = (size_t)(end - c->buf) + 4;
+        size_t body = 0;
+        for (char *p = c->buf; p < end; p++) {
+            if ((p == c->buf || p[-1] == '\n') && !strncasecmp(p, "content-length:", 15)) {
+                body = strtoul(p + 15, NULL, 10);
+                break;
+            }
+        }
+        if (body > BUF_MAX)
+            return -1;
+        if (c->len < head + body)
+            return 0;
+        n_requests++;
+        if (!strncmp(c->buf, "POST ", 5)) {
+            count_body(c->buf + head, body);
+            if (dump_path) {
+                FILE *f = fopen(dump_path, "w");
+                if (f) {
+                    fwrite(c->buf, 1, head + body, f);
+                    fclose(f);
+                }
+                dump_path = NULL;
+            }
+        }
+        memmove(c->buf, c->buf + head + body, c->len - head - body);
+        c->len -= head + body;
+        if (mode == MODE_CLOSE)
+            return -1;
+        if (mode == MODE_HANG)
+            continue;
+        size_t off = 0;
+        while (off < answer_len) {
+            ssize_t w = write(c->fd, answer + off, answer_len - off);
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w <= 0)
+                return -1; /* a full socket buffer: the client is not reading; drop it */
+            off += (size_t)w;
+        }
+    }
+}
+
+static void write_stats(const char *path)
+{
+    FILE *f = path ? fopen(path, "w") : stdout;
+    if (!f)
+        return;
+    fprintf(f, "requests %llu\ncreate %llu\nlike %llu\nfollow %llu\nundo %llu\nother %llu\n",
+            n_requests, n_create, n_like, n_follow, n_undo, n_other);
+    if (f != stdout)
+        fclose(f);
+    else
+        fflush(f);
+}
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: sink [--listen ADDR] [--port N] [--status S] [--retry-after SEC]\n"
+                    "            [--mode answer|hang|close] [--exit-after SEC] [--stats FILE]\n"
+                    "            [--dump FILE]\n");
+    exit(2);
+}
+
+int main(int argc, char **argv)
+{
+    const char *listen_addr = "127.0.0.1", *stats_path = NULL;
+    int port = 0;
+    long exit_after = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!v)
+            usage();
+        if (!strcmp(a, "--listen"))
+            listen_addr = v;
+        else if (!strcmp(a, "--port"))
+            port = atoi(v);
+        else if (!strcmp(a, "--status"))
+            status = atoi(v);
+        else if (!strcmp(a, "--retry-after"))
+            retry_after = atol(v);
+        else if (!strcmp(a, "--exit-after"))
+            exit_after = atol(v);
+        else if (!strcmp(a, "--stats"))
+            stats_path = v;
+        else if (!strcmp(a, "--dump"))
+            dump_path = v;
+        else if (!strcmp(a, "--mode")) {
+            if (!strcmp(v, "answer"))
+                mode = MODE_ANSWER;
+            else if (!strcmp(v, "hang"))
+                mode = MODE_HANG;
+            else if (!strcmp(v, "close"))
+                mode = MODE_CLOSE;
+            else
+                usage();
+        } else
+            usage();
+        i++;
+    }
+    if (status < 100 || status > 599)
+        usage();
+    int n = snprintf(answer, sizeof(answer), "HTTP/1.1 %d %s\r\nContent-Length: 0\r\n", status,
+                     reason(status));
+    if (retry_after >= 0)
+        n += snprintf(answer + n, sizeof(answer) - (size_t)n, "Retry-After: %ld\r\n", retry_after);
+    n += snprintf(answer + n, sizeof(answer) - (size_t)n, "\r\n");
+    answer_len = (size_t)n;
+
+    signal(SIGPIPE, SIG_IGN);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigprocmask(SIG_BLOCK, &set, NULL);
+    int sfd = signalfd(-1, &set, SFD_CLOEXEC);
+
+    int ls = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    int one = 1;
+    setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    if (inet_pton(AF_INET, listen_addr, &sa.sin_addr) != 1 ||
+        bind(ls, (struct sockaddr *)&sa, sizeof(sa)) || listen(ls, 4096)) {
+        fprintf(stderr, "sink: cannot listen on %s:%d: %s\n", listen_addr, port, strerror(errno));
+        return 1;
+    }
+    socklen_t sl = sizeof(sa);
+    getsockname(ls, (struct sockaddr *)&sa, &sl);
+    printf("port %d\n", ntohs(sa.sin_port));
+    fflush(stdout);
+
+    int ep = epoll_create1(EPOLL_CLOEXEC);
+    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
+    epoll_ctl(ep, EPOLL_CTL_ADD, ls, &ev);
+    static int sig_tag, timer_tag;
+    ev.data.ptr = &sig_tag;
+    epoll_ctl(ep, EPOLL_CTL_ADD, sfd, &ev);
+    if (exit_after > 0) {
+        int tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+        struct itimerspec its = {.it_value = {.tv_sec = exit_after}};
+        timerfd_settime(tfd, 0, &its, NULL);
+        ev.data.ptr = &timer_tag;
+        epoll_ctl(ep, EPOLL_CTL_ADD, tfd, &ev);
+    }
+    struct epoll_event evs[256];
+    while (1) {
+        int k = epoll_wait(ep, evs, 256, -1);
+        if (k < 0 && errno == EINTR)
+            continue;
+        for (int i = 0; i < k; i++) {
+            void *p = evs[i].data.ptr;
+            if (p == &sig_tag || p == &timer_tag) {
+                write_stats(stats_path);
+                return 0;
+            }
+            if (!p) {
+                int fd;
+                while ((fd = accept4(ls, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
+                    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+                    struct conn *c = calloc(1, sizeof(*c));
+                    if (!c)
+                        abort();
+                    c->fd = fd;
+                    struct epoll_event ce = {.events = EPOLLIN | EPOLLRDHUP, .data.ptr = c};
+                    epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ce);
+                }
+                continue;
+            }
+            struct conn *c = p;
+            int dead = 0;
+            while (1) {
+                if (c->cap - c->len < 16384) {
+                    size_t cap = c->cap ? c->cap * 2 : 32768;
+                    if (cap > BUF_MAX) {
+                        dead = 1;
+                        break;
+                    }
+                    c->buf = realloc(c->buf, cap);
+                    if (!c->buf)
+                        abort();
+                    c->cap = cap;
+                }
+                ssize_t r = read(c->fd, c->buf + c->len, c->cap - c->len);
+                if (r > 0) {
+                    c->len += (size_t)r;
+                    continue;
+                }
+                if (r == 0 || (errno != EAGAIN && errno != EINTR))
+                    dead = 1;
+                break;
+            }
+            if (handle(c) < 0)
+                dead = 1;
+            if (dead)
+                conn_close(ep, c);
+        }
+    }
+}

@@ -1,0 +1,81 @@
+/* tests/unit/test_probes.c: Follow-to-Accept probes: open, close, duplicates, unknown ones,
+ * the histogram, growth past the first table, and threads. */
+#include <pthread.h>
+#include <stdint.h>
+
+#include "flood/probes.h"
+#include "tests/check.h"
+
+#define THREADS    4
+#define PER_THREAD 20000
+
+struct worker {
+    struct probes *p;
+    uint64_t base;
+};
+
+static void *work(void *arg)
+{
+    struct worker *w = arg;
+    for (uint64_t i = 0; i < PER_THREAD; i++)
+        probes_follow_sent(w->p, w->base + i, 1000);
+    for (uint64_t i = 0; i < PER_THREAD; i += 2)
+        probes_answer(w->p, w->base + i, 1, 1000 + 5000);
+    return NULL;
+}
+
+int main(void)
+{
+    struct probes *p = probes_new();
+    struct probes_totals t;
+    struct hist *h = hist_new();
+
+    probes_follow_sent(p, 7, 1000000);
+    probes_follow_sent(p, 8, 1000000);
+    probes_follow_sent(p, 9, 2000000);
+    probes_snapshot(p, &t, NULL);
+    CHECK(t.sent == 3 && t.open == 3 && t.accepted == 0, "three probes open");
+
+    CHECK(probes_answer(p, 7, 1, 1250000) == 1, "an Accept of Follow 7 closes its probe");
+    CHECK(probes_answer(p, 7, 1, 1300000) == 0, "a second Accept of Follow 7 does not");
+    CHECK(probes_answer(p, 8, 0, 1500000) == 1, "a Reject of Follow 8 closes its probe");
+    CHECK(probes_answer(p, 99, 1, 1500000) == 0, "an Accept of an unknown Follow does not");
+    probes_follow_sent(p, 9, 5000000); /* registered twice: the first time is kept */
+    CHECK(probes_answer(p, 9, 1, 2500000) == 1, "Follow 9 closes");
+
+    probes_snapshot(p, &t, h);
+    CHECK(t.sent == 3 && t.accepted == 2 && t.rejected == 1 && t.duplicates == 1 &&
+              t.unknown == 1 && t.open == 0,
+          "totals: 3 sent, 2 accepted, 1 rejected, 1 duplicate, 1 unknown, 0 open");
+    CHECK(hist_count(h) == 2, "two Follow-to-Accept samples (rejects are not timed)");
+    CHECK(hist_min(h) == 250000 && hist_max(h) == 500000,
+          "samples are 250 ms and 500 ms (the first send time of Follow 9)");
+    CHECK(probes_answer(p, 10, 1, 1) == 0 && (probes_snapshot(p, &t, NULL), t.unknown == 2),
+          "unknown answers are counted");
+
+    /* growth and threads: 4 x 20,000 probes, half of them answered after 5 ms */
+    struct probes *q = probes_new();
+    pthread_t th[THREADS];
+    struct worker w[THREADS];
+    for (int i = 0; i < THREADS; i++) {
+        w[i] = (struct worker){q, (uint64_t)i * 1000000};
+        pthread_create(&th[i], NULL, work, &w[i]);
+    }
+    for (int i = 0; i < THREADS; i++)
+        pthread_join(th[i], NULL);
+    hist_reset(h);
+    probes_snapshot(q, &t, h);
+    CHECK(t.sent == THREADS * PER_THREAD && t.accepted == THREADS * PER_THREAD / 2 &&
+              t.open == THREADS * PER_THREAD / 2,
+          "threads: %llu sent, %llu accepted, %llu open", (unsigned long long)t.sent,
+          (unsigned long long)t.accepted, (unsigned long long)t.open);
+    CHECK(hist_count(h) == THREADS * PER_THREAD / 2 && hist_min(h) == 5000 && hist_max(h) == 5000,
+          "every threaded sample is 5 ms");
+    CHECK(probes_answer(q, 1, 1, 1000) == 1 && probes_answer(q, 3000000 + 19999, 1, 1000) == 1,
+          "odd probes are still open after growth");
+
+    hist_free(h);
+    probes_free(p);
+    probes_free(q);
+    return check_done();
+}

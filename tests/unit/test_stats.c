@@ -1,0 +1,116 @@
+/* tests/unit/test_stats.c: outcome classification (from the HTTP status classes of RFC 9110
+ * and libcurl's documented error codes), the per-second series and the conservation
+ * check. */
+#include <curl/curl.h>
+#include <errno.h>
+#include <string.h>
+
+#include "flood/stats.h"
+#include "tests/check.h"
+
+static void test_classify(void)
+{
+    CHECK(stats_classify(CURLE_OK, 200, 0) == OUT_200, "200");
+    CHECK(stats_classify(CURLE_OK, 202, 0) == OUT_202, "202");
+    CHECK(stats_classify(CURLE_OK, 204, 0) == OUT_2XX_OTHER, "204 is other 2xx");
+    CHECK(stats_classify(CURLE_OK, 201, 0) == OUT_2XX_OTHER, "201 is other 2xx");
+    CHECK(stats_classify(CURLE_OK, 401, 0) == OUT_401, "401");
+    CHECK(stats_classify(CURLE_OK, 403, 0) == OUT_403, "403");
+    CHECK(stats_classify(CURLE_OK, 408, 0) == OUT_408, "408");
+    CHECK(stats_classify(CURLE_OK, 429, 0) == OUT_429, "429");
+    CHECK(stats_classify(CURLE_OK, 503, 0) == OUT_503, "503");
+    CHECK(stats_classify(CURLE_OK, 400, 0) == OUT_4XX_OTHER, "400 is other 4xx");
+    CHECK(stats_classify(CURLE_OK, 413, 0) == OUT_4XX_OTHER, "413 is other 4xx");
+    CHECK(stats_classify(CURLE_OK, 500, 0) == OUT_5XX_OTHER, "500 is other 5xx");
+    CHECK(stats_classify(CURLE_OK, 502, 0) == OUT_5XX_OTHER, "502 is other 5xx");
+    CHECK(stats_classify(CURLE_OK, 302, 0) == OUT_TRANSPORT, "a redirect is not an answer");
+    CHECK(stats_classify(CURLE_OK, 0, 0) == OUT_TRANSPORT, "no status at all");
+    CHECK(stats_classify(CURLE_OPERATION_TIMEDOUT, 0, 0) == OUT_TIMEOUT, "timeout");
+    CHECK(stats_classify(CURLE_OPERATION_TIMEDOUT, 200, 0) == OUT_TIMEOUT,
+          "a timeout after the status line is still a timeout");
+    CHECK(stats_classify(CURLE_COULDNT_CONNECT, 0, ECONNREFUSED) == OUT_REFUSED, "refused");
+    CHECK(stats_classify(CURLE_COULDNT_CONNECT, 0, EHOSTUNREACH) == OUT_TRANSPORT,
+          "unreachable is other transport, not refused");
+    CHECK(stats_classify(CURLE_RECV_ERROR, 0, ECONNRESET) == OUT_RESET, "reset on receive");
+    CHECK(stats_classify(CURLE_GOT_NOTHING, 0, 0) == OUT_RESET, "closed with nothing");
+    CHECK(stats_classify(CURLE_SEND_ERROR, 0, EPIPE) == OUT_RESET, "reset on send");
+    CHECK(stats_classify(CURLE_COULDNT_RESOLVE_HOST, 0, 0) == OUT_DNS, "dns");
+    CHECK(stats_classify(CURLE_PEER_FAILED_VERIFICATION, 0, 0) == OUT_TLS, "certificate");
+    CHECK(stats_classify(CURLE_SSL_CONNECT_ERROR, 0, 0) == OUT_TLS, "handshake");
+    CHECK(stats_classify(CURLE_URL_MALFORMAT, 0, 0) == OUT_TRANSPORT, "anything else");
+
+    CHECK(stats_outcome_ok(OUT_202) && stats_outcome_ok(OUT_2XX_OTHER) &&
+              !stats_outcome_ok(OUT_429),
+          "2xx classes are ok, 429 is not");
+    CHECK(stats_outcome_error(OUT_TIMEOUT) && stats_outcome_error(OUT_REFUSED) &&
+              !stats_outcome_error(OUT_503),
+          "timeouts and transport are errors, 503 is an answer");
+    CHECK_STR(stats_outcome_name(OUT_2XX_OTHER), "2xx_other", "name of other 2xx");
+    CHECK_STR(stats_outcome_name(OUT_TRANSPORT), "other", "name of other transport");
+    CHECK_STR(stats_outcome_name(99), "?", "name out of range");
+    CHECK_STR(stats_bad_name(BAD_STALE_DATE), "stale_date", "bad kind name");
+}
+
+static void test_counts(void)
+{
+    struct stats *s = stats_new();
+    char line[256];
+    CHECK(stats_conservation(s, line, sizeof(line)) == 0 && strstr(line, ": ok"),
+          "an empty run conserves: %s", line);
+    /* 3 creates sent, 1 shed, 2 complete (202 and 429 with Retry-After), 1 unfinished */
+    const int64_t ms = 1000000;
+    stats_sent(s, OP_CREATE, 0, 1 * ms);
+    stats_sent(s, OP_CREATE, 10 * ms, 10 * ms);
+    stats_sent(s, OP_CREATE, 20 * ms, 25 * ms);
+    stats_shed(s, OP_CREATE, 30 * ms);
+    stats_done(s, OP_CREATE, OUT_202, 0, BAD_NONE, 0, 1 * ms, 51 * ms);
+    stats_done(s, OP_CREATE, OUT_429, 1, BAD_NONE, 10 * ms, 10 * ms, 20 * ms);
+    const struct stats_op *o = &s->op[OP_CREATE];
+    CHECK(hist_max(&o->latency) == 51000, "corrected latency from the intended time: 51 ms");
+    CHECK(hist_max(&o->service) == 50000, "service time from the actual send: 50 ms");
+    CHECK(hist_max(&o->lag) == 5000 && hist_min(&o->lag) == 0, "dispatch lag 0..5 ms");
+    CHECK(s->late_sends == 1, "one send later than 1 ms");
+    CHECK(o->c.retry_after[OUT_429] == 1, "Retry-After counted on the 429");
+    CHECK(stats_conservation(s, line, sizeof(line)) == -1 && strstr(line, "VIOLATED"),
+          "one request neither completed nor unfinished: %s", line);
+    stats_unfinished(s, OP_CREATE, 1);
+    CHECK(stats_conservation(s, line, sizeof(line)) == 0, "with it unfinished: %s", line);
+    CHECK_STR(line,
+              "conservation: scheduled 4 = sent 3 + shed 1; sent 3 = completed 2 + unfinished "
+              "1: ok",
+              "the conservation line");
+    /* bad signatures accepted are counted only on 2xx */
+    stats_sent(s, OP_LIKE, 0, 0);
+    stats_sent(s, OP_LIKE, 0, 0);
+    stats_done(s, OP_LIKE, OUT_202, 0, BAD_DIGEST, 0, 0, 1 * ms);
+    stats_done(s, OP_LIKE, OUT_401, 0, BAD_WRONG_KEY, 0, 0, 1 * ms);
+    CHECK(s->op[OP_LIKE].c.bad_accepted[BAD_DIGEST] == 1 &&
+              s->op[OP_LIKE].c.bad_accepted[BAD_WRONG_KEY] == 0,
+          "a 2xx to a bad digest is an accepted bad signature, a 401 is not");
+    struct stats_counts t;
+    stats_totals(s, &t);
+    CHECK(t.scheduled == 6 && t.sent == 5 && t.completed == 4 && t.unfinished == 1 &&
+              t.outcomes[OUT_202] == 2,
+          "totals add the operations");
+    /* the series: sends of second 0, a completion in second 1 */
+    stats_sent(s, OP_FOLLOW, 1500 * ms, 1500 * ms);
+    stats_tick(s, 1600 * ms, 7);
+    stats_done(s, OP_FOLLOW, OUT_200, 0, BAD_NONE, 1500 * ms, 1500 * ms, 1700 * ms);
+    stats_tick(s, 2000 * ms, 0);
+    CHECK(s->n_series == 2, "two seconds in the series");
+    CHECK(s->series[0].offered == 6 && s->series[0].sent == 5 && s->series[0].shed == 1 &&
+              s->series[0].completed == 4,
+          "second 0: offered 6, sent 5, shed 1, completed 4");
+    CHECK(s->series[0].in_flight == 7, "in flight at the end of second 0");
+    CHECK(s->series[1].completed == 1 && s->series[1].outcomes[OUT_200] == 1 &&
+              s->series[1].p50_ms > 199.0 && s->series[1].p50_ms < 201.0,
+          "second 1: one 200 at 200 ms (p50 %.3f)", s->series[1].p50_ms);
+    stats_free(s);
+}
+
+int main(void)
+{
+    test_classify();
+    test_counts();
+    return check_done();
+}

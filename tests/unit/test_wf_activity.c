@@ -1,0 +1,424 @@
+/* Unit tests of webfinger/activity: every builder against golden documents written by hand
+ * from INTEROP.md (fixtures/activity/<case>/{input,expected}.json), an independent rule
+ * checker that passes the goldens and the builders' output and fails each negative twin in
+ * fixtures/activity/invalid/ for its own reason, and the mention names. */
+#include <dirent.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/check.h"
+#include "webfinger/activity.h"
+
+#define FIX "fixtures/activity"
+
+/* ---- an independent checker of INTEROP.md's rules ----------------------------------- */
+
+/* Host (with port) of a URL into out, or "" */
+static void url_host(const char *url, char *out, size_t size)
+{
+    out[0] = '\0';
+    const char *p = url ? strstr(url, "://") : NULL;
+    if (!p)
+        return;
+    p += 3;
+    size_t n = strcspn(p, "/?#");
+    snprintf(out, size, "%.*s", (int)n, p);
+}
+
+static int same_host(const char *a, const char *b)
+{
+    char ha[300], hb[300];
+    url_host(a, ha, sizeof(ha));
+    url_host(b, hb, sizeof(hb));
+    return ha[0] && strcmp(ha, hb) == 0;
+}
+
+static const char *str(const json_t *o, const char *k)
+{
+    return json_string_value(json_object_get(o, k));
+}
+
+static int list_has(const json_t *o, const char *k, const char *want)
+{
+    const json_t *v = json_object_get(o, k);
+    if (json_is_string(v))
+        return strcmp(json_string_value(v), want) == 0;
+    size_t i;
+    const json_t *e;
+    json_array_foreach(v, i,
+                       e) if (json_is_string(e) && !strcmp(json_string_value(e), want)) return 1;
+    return 0;
+}
+
+/* "ok" or the first rule the document breaks. */
+static const char *validate(const json_t *doc, const char *persona)
+{
+    if (!list_has(doc, "@context", WF_AS_CONTEXT))
+        return "context";
+    const char *type = str(doc, "type"), *id = str(doc, "id"), *actor = str(doc, "actor");
+    if (!type || !id || !actor)
+        return "fields";
+    if (!same_host(id, actor))
+        return "id_host";
+    const json_t *obj = json_object_get(doc, "object");
+    if (!strcmp(type, "Create")) {
+        const char *oid = str(obj, "id");
+        if (!json_is_object(obj) || !oid ||
+            strcmp(str(obj, "type") ? str(obj, "type") : "", "Note"))
+            return "object";
+        if (!strcmp(oid, id))
+            return "ids";
+        if (!same_host(oid, actor))
+            return "note_host";
+        if (!str(obj, "attributedTo") || strcmp(str(obj, "attributedTo"), actor))
+            return "attributed";
+        if (!(list_has(obj, "to", persona) || list_has(obj, "cc", persona)) ||
+            !(list_has(doc, "to", persona) || list_has(doc, "cc", persona)))
+            return "addressed";
+        int mention = 0;
+        size_t i;
+        const json_t *t;
+        json_array_foreach(json_object_get(obj, "tag"), i, t)
+        {
+            if (str(t, "type") && !strcmp(str(t, "type"), "Mention") && str(t, "href") &&
+                !strcmp(str(t, "href"), persona))
+                mention = 1;
+        }
+        if (!mention)
+            return "mention";
+        return "ok";
+    }
+    if (!strcmp(type, "Like"))
+        return json_is_string(obj) ? "ok" : "object";
+    if (!strcmp(type, "Follow"))
+        return (json_is_string(obj) && !strcmp(json_string_value(obj), persona)) ? "ok" : "object";
+    if (!strcmp(type, "Undo")) {
+        if (!json_is_object(obj))
+            return "undo_embed";
+        if (!str(obj, "actor") || strcmp(str(obj, "actor"), actor))
+            return "undo_actor";
+        if (!str(obj, "type") || strcmp(str(obj, "type"), "Follow") || !str(obj, "object") ||
+            strcmp(str(obj, "object"), persona))
+            return "object";
+        return "ok";
+    }
+    return "type";
+}
+
+/* ---- goldens ------------------------------------------------------------------------ */
+
+static json_t *load(const char *path)
+{
+    json_error_t e;
+    json_t *j = json_load_file(path, 0, &e);
+    if (!j)
+        printf("# %s: %s (line %d)\n", path, e.text, e.line);
+    return j;
+}
+
+static void args_of(const json_t *in, struct wf_crowd *c, struct wf_act_args *a)
+{
+    const json_t *cr = json_object_get(in, "crowd"), *fr = json_object_get(in, "from"),
+                 *pe = json_object_get(in, "persona");
+    *c = (struct wf_crowd){
+        .instances = (int)json_integer_value(json_object_get(cr, "instances")),
+        .actors = (int)json_integer_value(json_object_get(cr, "actors")),
+        .domain_template = str(cr, "domain"),
+        .scheme = str(cr, "scheme"),
+        .public_port = (int)json_integer_value(json_object_get(cr, "public_port")),
+        .version = "0",
+    };
+    memset(a, 0, sizeof(*a));
+    a->from.instance = (int)json_integer_value(json_object_get(fr, "instance"));
+    a->from.actor = (int)json_integer_value(json_object_get(fr, "actor"));
+    a->from.seq = (uint64_t)json_integer_value(json_object_get(fr, "seq"));
+    a->p.actor = str(pe, "actor");
+    a->p.mention = str(pe, "mention");
+    a->published = (time_t)json_integer_value(json_object_get(in, "published"));
+    a->object_id = str(in, "object");
+    a->follow_seq = (uint64_t)json_integer_value(json_object_get(in, "follow_seq"));
+    a->with_context = 1;
+    const char *b = str(in, "builder");
+    a->kind = !strcmp(b, "create")   ? WF_ACT_CREATE
+              : !strcmp(b, "note")   ? WF_ACT_NOTE
+              : !strcmp(b, "like")   ? WF_ACT_LIKE
+              : !strcmp(b, "follow") ? WF_ACT_FOLLOW
+                                     : WF_ACT_UNDO_FOLLOW;
+}
+
+/* The builder's document and the text writer's must be the same bytes. */
+static int text_matches(const struct wf_crowd *c, const struct wf_act_args *a, json_t *doc)
+{
+    struct flood_err err = {0};
+    size_t len = 0;
+    char *t = wf_act_text(c, a, &len, &err);
+    char *d = doc ? json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    int same = t && d && len == strlen(t) && !strcmp(t, d);
+    if (!same)
+        printf("# text:  %s\n# jansson: %s\n", t ? t : err.msg, d ? d : "(null)");
+    free(t);
+    free(d);
+    return same;
+}
+
+static json_t *build(const json_t *in, struct flood_err *err)
+{
+    const json_t *cr = json_object_get(in, "crowd"), *fr = json_object_get(in, "from"),
+                 *pe = json_object_get(in, "persona");
+    struct wf_crowd c = {
+        .instances = (int)json_integer_value(json_object_get(cr, "instances")),
+        .actors = (int)json_integer_value(json_object_get(cr, "actors")),
+        .domain_template = str(cr, "domain"),
+        .scheme = str(cr, "scheme"),
+        .public_port = (int)json_integer_value(json_object_get(cr, "public_port")),
+        .version = "0",
+    };
+    struct wf_act_from from = {
+        .instance = (int)json_integer_value(json_object_get(fr, "instance")),
+        .actor = (int)json_integer_value(json_object_get(fr, "actor")),
+        .seq = (uint64_t)json_integer_value(json_object_get(fr, "seq")),
+    };
+    struct wf_persona_ref p = {.actor = str(pe, "actor"), .mention = str(pe, "mention")};
+    time_t when = (time_t)json_integer_value(json_object_get(in, "published"));
+    const char *b = str(in, "builder");
+    if (!strcmp(b, "create"))
+        return wf_act_create(&c, &from, &p, when, err);
+    if (!strcmp(b, "note"))
+        return wf_act_note(&c, &from, &p, when, 1, err);
+    if (!strcmp(b, "like"))
+        return wf_act_like(&c, &from, &p, str(in, "object"), err);
+    if (!strcmp(b, "follow"))
+        return wf_act_follow(&c, &from, &p, 1, err);
+    if (!strcmp(b, "undo"))
+        return wf_act_undo_follow(
+            &c, &from, (uint64_t)json_integer_value(json_object_get(in, "follow_seq")), &p, err);
+    return NULL;
+}
+
+static void golden_cases(void)
+{
+    DIR *d = opendir(FIX);
+    CHECK(d != NULL, "open %s", FIX);
+    if (!d)
+        return;
+    struct dirent *e;
+    int n = 0;
+    while ((e = readdir(d))) {
+        char in_path[512], exp_path[512];
+        snprintf(in_path, sizeof(in_path), FIX "/%s/input.json", e->d_name);
+        snprintf(exp_path, sizeof(exp_path), FIX "/%s/expected.json", e->d_name);
+        FILE *f = fopen(in_path, "r");
+        if (!f)
+            continue;
+        fclose(f);
+        n++;
+        json_t *in = load(in_path), *want = load(exp_path);
+        struct flood_err err = {0};
+        json_t *got = in ? build(in, &err) : NULL;
+        CHECK(got != NULL, "%s: builds (%s)", e->d_name, err.msg);
+        CHECK(want && got && json_equal(got, want), "%s: equals the golden document", e->d_name);
+        if (in) {
+            struct wf_crowd c;
+            struct wf_act_args a;
+            args_of(in, &c, &a);
+            CHECK(text_matches(&c, &a, got), "%s: the text writer gives the same bytes", e->d_name);
+        }
+        if (got && want && !json_equal(got, want)) {
+            char *s = json_dumps(got, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+            printf("# got: %s\n", s);
+            free(s);
+        }
+        const char *persona = str(json_object_get(in, "persona"), "actor");
+        const char *b = str(in, "builder");
+        if (strcmp(b, "note") != 0) {
+            CHECK_STR(validate(want, persona), "ok", "%s: golden keeps INTEROP's rules", e->d_name);
+            CHECK_STR(got ? validate(got, persona) : "null", "ok",
+                      "%s: built document keeps INTEROP's rules", e->d_name);
+        }
+        /* negative twin: another seq gives other ids (ids unique per send) */
+        if (in && got) {
+            json_t *in2 = json_deep_copy(in);
+            json_t *fr = json_object_get(in2, "from");
+            json_object_set_new(fr, "seq",
+                                json_integer(json_integer_value(json_object_get(fr, "seq")) + 1));
+            json_t *got2 = build(in2, &err);
+            CHECK(got2 && !json_equal(got2, want) && strcmp(str(got2, "id"), str(got, "id")) != 0,
+                  "%s: seq+1 gives another id", e->d_name);
+            json_decref(got2);
+            json_decref(in2);
+        }
+        json_decref(in);
+        json_decref(want);
+        json_decref(got);
+    }
+    closedir(d);
+    CHECK(n >= 6, "%d golden cases found", n);
+}
+
+static void invalid_cases(void)
+{
+    DIR *d = opendir(FIX "/invalid");
+    CHECK(d != NULL, "open " FIX "/invalid");
+    if (!d)
+        return;
+    struct dirent *e;
+    int n = 0;
+    while ((e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (len < 6 || strcmp(e->d_name + len - 5, ".json"))
+            continue;
+        char path[512];
+        snprintf(path, sizeof(path), FIX "/invalid/%s", e->d_name);
+        json_t *j = load(path);
+        n++;
+        CHECK_STR(j ? validate(json_object_get(j, "doc"), str(j, "persona")) : "unreadable",
+                  j ? str(j, "reason") : "?", "invalid/%s fails for its reason", e->d_name);
+        json_decref(j);
+    }
+    closedir(d);
+    CHECK(n >= 8, "%d negative twins found", n);
+}
+
+/* ---- mention names ------------------------------------------------------------------ */
+
+static char *trim(char *s)
+{
+    while (*s == ' ')
+        s++;
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\n'))
+        s[--n] = '\0';
+    return s;
+}
+
+static void mention_cases(void)
+{
+    FILE *f = fopen(FIX "/mention/cases.txt", "r");
+    CHECK(f != NULL, "open mention cases");
+    if (!f)
+        return;
+    char line[1024];
+    int n = 0;
+    while (fgets(line, sizeof(line), f)) {
+        if (line[0] == '#' || line[0] == '\n')
+            continue;
+        char *a = line, *u = strstr(a, " | ");
+        char *x = u ? strstr(u + 3, " | ") : NULL;
+        if (!u || !x)
+            continue;
+        *u = '\0';
+        *x = '\0';
+        a = trim(a);
+        u = trim(u + 3);
+        char *want = trim(x + 3);
+        char out[WF_MENTION_MAX] = "";
+        struct flood_err err = {0};
+        int rc = wf_mention_name(strcmp(a, "-") ? a : NULL, strcmp(u, "-") ? u : NULL, out, &err);
+        n++;
+        if (!strcmp(want, "ERROR"))
+            CHECK(rc == -1 && err.msg[0], "mention '%s' '%s' refused (%s)", a, u, err.msg);
+        else
+            CHECK(rc == 0 && !strcmp(out, want), "mention '%s' '%s' = %s (got %s)", a, u, want,
+                  out);
+    }
+    fclose(f);
+    CHECK(n >= 10, "%d mention cases", n);
+}
+
+static void refusals(void)
+{
+    struct wf_crowd c = {20, 10, "flood%d.test", "https", 0, "0"};
+    struct wf_act_from from = {1, 1, 7};
+    struct flood_err err = {0};
+    struct wf_persona_ref bad_utf8 = {"https://target.test/users/\xff", "@x@target.test"};
+    json_t *j = wf_act_create(&c, &from, &bad_utf8, 0, &err);
+    CHECK(j == NULL && err.msg[0], "a persona URL that is not UTF-8 is refused (%s)", err.msg);
+    struct wf_persona_ref none = {NULL, NULL};
+    j = wf_act_follow(&c, &from, &none, 1, &err);
+    CHECK(j == NULL, "a persona without actor is refused");
+    struct wf_persona_ref ok = {"https://target.test/users/a", "@a@target.test"};
+    j = wf_act_like(&c, &from, &ok, "", &err);
+    CHECK(j == NULL, "a Like without object is refused");
+    j = wf_act_like(&c, &from, &ok, "https://target.test/p/1", &err);
+    CHECK(j != NULL, "its twin with an object builds");
+    json_decref(j);
+    char url[WF_URL_MAX];
+    wf_activity_url(&c, 2, 3, UINT64_MAX, url);
+    CHECK_STR(url, "https://flood2.test/users/user3/activities/18446744073709551615",
+              "activity URL of the largest seq");
+    struct wf_route r;
+    CHECK(wf_route(&c, "flood2.test", url + strlen("https://flood2.test"), &r) == 0 &&
+              r.kind == WF_ROUTE_ACTIVITY && r.seq == UINT64_MAX && r.actor == 3,
+          "the route parses the activity URL back");
+    wf_note_url(&c, 2, 3, 5, url);
+    CHECK(wf_route(&c, "flood2.test", url + strlen("https://flood2.test"), &r) == 0 &&
+              r.kind == WF_ROUTE_NOTE && r.seq == 5,
+          "the route parses the note URL back");
+}
+
+/* Strings jansson must escape, multibyte UTF-8, and the refusal of invalid UTF-8. */
+static void text_escapes(void)
+{
+    struct wf_crowd c = {20, 10, "flood%d.test", "https", 0, "0"};
+    static const char *const odd[] = {
+        "https://t.test/users/a\"b\\c",
+        "https://t.test/users/\x01\x1f\b\f\n\r\t/x",
+        "https://t.test/users/\xc3\xa9l\xc3\xa8ve/\xe2\x80\xa8\xf0\x9f\x98\x80",
+        "https://t.test/users/a/b?c=<d>&e='f'",
+        "https://t.test/users/\x7f",
+    };
+    int all = 1;
+    for (size_t i = 0; i < sizeof(odd) / sizeof(odd[0]); i++) {
+        for (int k = WF_ACT_CREATE; k <= WF_ACT_UNDO_FOLLOW; k++) {
+            for (int ctx = 0; ctx <= 1; ctx++) {
+                struct wf_act_args a = {.kind = (enum wf_act_kind)k,
+                                        .from = {3, 4, 99},
+                                        .p = {odd[i], odd[(i + 1) % 5]},
+                                        .published = 1764493200,
+                                        .object_id = odd[(i + 2) % 5],
+                                        .follow_seq = 7,
+                                        .with_context = ctx};
+                struct flood_err err = {0};
+                json_t *j = k == WF_ACT_CREATE ? wf_act_create(&c, &a.from, &a.p, a.published, &err)
+                            : k == WF_ACT_NOTE
+                                ? wf_act_note(&c, &a.from, &a.p, a.published, ctx, &err)
+                            : k == WF_ACT_LIKE ? wf_act_like(&c, &a.from, &a.p, a.object_id, &err)
+                            : k == WF_ACT_FOLLOW
+                                ? wf_act_follow(&c, &a.from, &a.p, ctx, &err)
+                                : wf_act_undo_follow(&c, &a.from, a.follow_seq, &a.p, &err);
+                if (!j || !text_matches(&c, &a, j))
+                    all = 0;
+                json_decref(j);
+            }
+        }
+    }
+    CHECK(all, "text writer equals jansson's dump for escapes and UTF-8, every kind");
+    static const char *const bad[] = {"https://t.test/\xff", "https://t.test/\xc0\xaf",
+                                      "https://t.test/\xed\xa0\x80", "https://t.test/\xe2\x82",
+                                      "https://t.test/\xf4\x90\x80\x80"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        struct wf_act_args a = {.kind = WF_ACT_FOLLOW, .from = {1, 1, 1}, .p = {bad[i], "@a@t"}};
+        struct flood_err err = {0};
+        char *t = wf_act_text(&c, &a, NULL, &err);
+        json_t *j = wf_act_follow(&c, &a.from, &a.p, 1, &err);
+        CHECK(!t && !j, "invalid UTF-8 %zu refused by both writers", i);
+        free(t);
+        json_decref(j);
+    }
+    struct wf_act_args a = {
+        .kind = WF_ACT_LIKE, .from = {1, 1, 1}, .p = {"https://t.test/a", "@a@t"}};
+    struct flood_err err = {0};
+    CHECK(wf_act_text(&c, &a, NULL, &err) == NULL, "text: a Like without object refused");
+}
+
+int main(void)
+{
+    golden_cases();
+    text_escapes();
+    invalid_cases();
+    mention_cases();
+    refusals();
+    return check_done();
+}
