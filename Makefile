@@ -59,10 +59,8 @@ $(BUILD)/libflood.a: $(DAEMON_OBJ)
 
 ALL_LIBS := $(BUILD)/libflood.a $(BUILD)/libwf.a $(BUILD)/libsign.a
 
-# The whole daemon archive goes in: commands are found by main() through weak symbols.
 $(BUILD)/flood: $(BUILD)/obj/flood/main.o $(ALL_LIBS)
-	$(CC) $(LDFLAGS) -o $@ $(BUILD)/obj/flood/main.o -Wl,--whole-archive $(BUILD)/libflood.a \
-		-Wl,--no-whole-archive $(BUILD)/libwf.a $(BUILD)/libsign.a $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/tests/test_sign%: $(BUILD)/obj/tests/unit/test_sign%.o $(BUILD)/libsign.a
 	@mkdir -p $(dir $@)
@@ -101,7 +99,7 @@ FUZZ_SECONDS ?= 60
 fuzz: deps
 	@scripts/fuzz.sh $(FUZZ_SECONDS)
 
-FORMAT_SRC = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
+FORMAT_SRC = $(shell git ls-files --cached --others --exclude-standard '*.c' '*.h' 2>/dev/null)
 format:
 	clang-format -i $(FORMAT_SRC)
 

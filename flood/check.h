@@ -38,7 +38,7 @@ const char *check_outcome_name(enum check_outcome o);
 
 struct check_result {
     int line;
-    char *step;     /* the step as written (owned) */
+    char *step; /* the step as written (owned) */
     enum check_outcome outcome;
     double ms;      /* how long the step took, or the figure it measures (a timer, an Accept) */
     char *expected; /* fail: what was expected (owned, may be NULL) */
@@ -71,6 +71,11 @@ int check_fault_hook(void *ctx, const struct server_req *req, struct server_faul
 
 /* The persona's host (borrowed), for --allow-host, or NULL when the spec is not usable. */
 const char *check_persona_host(const struct check *c);
+
+/* After check_run: whether the persona was discovered, and if not why (borrowed). A check
+ * whose persona was not discovered fails (exit 1) even when every step skipped. */
+int check_persona_ok(const struct check *c);
+const char *check_persona_error(const struct check *c);
 
 /* Discover the persona, then run every step (the server must be serving). *out is filled
  * (check_report_free). */

@@ -33,8 +33,7 @@ int check_host_init(struct check *c, struct flood_err *err)
     char host[WF_HOST_MAX];
     wf_host(&c->cwf, 1, host);
     if (wf_instance_of_host(&cr->wf, host)) {
-        flood_err_set(err, FLOOD_EINVAL, "check: --check-domain: '%s' is one of the crowd's",
-                      host);
+        flood_err_set(err, FLOOD_EINVAL, "check: --check-domain: '%s' is one of the crowd's", host);
         return -1;
     }
     c->rotor_key = sign_key_generate(SIGN_KEY_RSA, 2048, err);
@@ -147,8 +146,7 @@ static void note_answer(struct check *c, const char *body, size_t len)
     json_decref(doc);
 }
 
-int check_wait_answer(struct check *c, const char *follow_id, uint64_t deadline_us,
-                      uint64_t *at_us)
+int check_wait_answer(struct check *c, const char *follow_id, uint64_t deadline_us, uint64_t *at_us)
 {
     int found = 0;
     pthread_mutex_lock(&c->lock);

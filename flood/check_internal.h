@@ -9,9 +9,9 @@
 #include "flood/check.h"
 #include "flood/workload.h"
 
-#define CHECK_BODY_MAX (1024 * 1024)
-#define CHECK_RECV_MAX 4096 /* Accepts and Rejects remembered */
-#define CHECK_OBJ_MAX  4096 /* objects served at their ids */
+#define CHECK_BODY_MAX   (1024 * 1024)
+#define CHECK_RECV_MAX   4096 /* Accepts and Rejects remembered */
+#define CHECK_OBJ_MAX    4096 /* objects served at their ids */
 #define CHECK_TIMERS_MAX 32
 
 /* The check crowd's two actors. */
@@ -38,10 +38,10 @@ struct check {
     struct persona persona;
     int persona_ok;
     char persona_err[256];
-    char *user, *host;   /* from an acct spec, else NULL */
-    char *origin;        /* scheme://host[:port] of the actor: the API and NodeInfo base */
+    char *user, *host; /* from an acct spec, else NULL */
+    char *origin;      /* scheme://host[:port] of the actor: the API and NodeInfo base */
     char mention[320];
-    char *account_id;    /* the persona's API id */
+    char *account_id; /* the persona's API id */
 
     /* the check crowd: one instance, two actors, keys swappable */
     struct wf_crowd cwf;
@@ -58,7 +58,7 @@ struct check {
     int follow_inst, follow_actor, following;
     char follow_id[WF_URL_MAX];
     uint64_t follow_mono_us;
-    char *like_json;    /* the last Like, for its Undo (owned) */
+    char *like_json; /* the last Like, for its Undo (owned) */
     char *like_object;
     int like_inst, like_actor, liked;
     char note_id[WF_URL_MAX]; /* the last post mention's Note */
@@ -79,6 +79,36 @@ struct check {
 
 uint64_t check_mono_us(void);
 
+/* ---- check.c: shared helpers ---------------------------------------------------------- */
+
+/* Fill r: outcome, expected and got (copied, may be NULL) and a printf-style detail. */
+void check_set(struct check_result *r, enum check_outcome o, const char *expected, const char *got,
+               const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/* "401 <the body's first 80 bytes on one line>": a new string. */
+char *check_answer_text(const struct check_http *h);
+int check_is_2xx(long status);
+void check_sleep_ms(long ms);
+/* scheme://authority of url: a new string, or NULL. */
+char *check_origin_of(const char *url);
+
+/* ---- check_discover.c, check_api.c: steps --------------------------------------------- */
+
+void check_step_webfinger(struct check *c, struct check_result *r);
+void check_step_actor(struct check *c, struct check_result *r, int signed_get);
+void check_step_nodeinfo(struct check *c, struct check_result *r);
+void check_step_api_mention(struct check *c, struct check_result *r,
+                            const struct scenario_step *st);
+void check_step_api_like(struct check *c, struct check_result *r, const struct scenario_step *st);
+void check_step_api_follow_crowd(struct check *c, struct check_result *r,
+                                 const struct scenario_step *st);
+/* Poll the notifications for a mention of note_id for up to ms: 1 seen (*at_ms after how
+ * long, may be NULL), 0 not seen, -1 the API failed (err). */
+int check_poll_mention(struct check *c, const char *note_id, long ms, double *at_ms,
+                       struct flood_err *err);
+/* A post of the persona to like (borrowed): from its outbox, else made through the API;
+ * NULL and err when there is none. */
+const char *check_post_to_like(struct check *c, struct flood_err *err);
+
 /* ---- check_net.c ---------------------------------------------------------------------- */
 
 /* A request with extra header lines ("Name: value"); body may be NULL. Fills out (any
@@ -98,15 +128,14 @@ enum check_variant {
 };
 /* POST body (JSON text) to inbox signed with key / key_id in dialect (SIGN_CAVAGE or
  * SIGN_RFC9421), spoiled as variant says. 0 and out, or -1 and err. */
-int check_net_post(struct check *c, const char *inbox, const char *body,
-                   const struct sign_key *key, const char *key_id, int dialect,
-                   enum check_variant variant, struct check_http *out,
-                   struct flood_err *err) FLOOD_WUR;
+int check_net_post(struct check *c, const char *inbox, const char *body, const struct sign_key *key,
+                   const char *key_id, int dialect, enum check_variant variant,
+                   struct check_http *out, struct flood_err *err) FLOOD_WUR;
 /* Mastodon API call on the persona's origin with the token: method, path with query,
  * JSON body or NULL. *json gets the parsed answer (new reference) when it is JSON. 0 with
  * *status, or -1 and err. */
-int check_api(struct check *c, const char *method, const char *path, const char *body,
-              long *status, json_t **json, struct flood_err *err) FLOOD_WUR;
+int check_api(struct check *c, const char *method, const char *path, const char *body, long *status,
+              json_t **json, struct flood_err *err) FLOOD_WUR;
 
 /* ---- check_host.c --------------------------------------------------------------------- */
 

@@ -2,12 +2,14 @@
  * purpose) and Mastodon API calls. Blocking libcurl, one easy handle a call: the runner
  * sends one request at a time. */
 #include <curl/curl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
 
 #include "flood/check_internal.h"
+#include "flood/url.h"
 
 #define STALE_S (24L * 3600) /* outside every server's window (Mastodon's is the widest) */
 
@@ -104,52 +106,23 @@ int check_net_request(const struct check *c, const char *method, const char *url
     return ret;
 }
 
-/* Split url into scheme, authority and path (with query) into the given buffers. */
-static int split_url(const char *url, char *scheme, size_t ss, char *auth, size_t as, char *path,
-                     size_t ps)
+int check_net_post(struct check *c, const char *inbox, const char *body, const struct sign_key *key,
+                   const char *key_id, int dialect, enum check_variant variant,
+                   struct check_http *out, struct flood_err *err)
 {
-    const char *p = strstr(url, "://");
-    if (!p || (size_t)(p - url) >= ss)
-        return -1;
-    memcpy(scheme, url, (size_t)(p - url));
-    scheme[p - url] = '\0';
-    const char *h = p + 3;
-    size_t hl = strcspn(h, "/?#");
-    if (hl == 0 || hl >= as)
-        return -1;
-    memcpy(auth, h, hl);
-    auth[hl] = '\0';
-    const char *rest = h + hl;
-    size_t rl = strcspn(rest, "#");
-    if (rl + 2 > ps)
-        return -1;
-    if (*rest != '/') {
-        path[0] = '/';
-        memcpy(path + 1, rest, rl);
-        path[rl + 1] = '\0';
-    } else {
-        memcpy(path, rest, rl);
-        path[rl] = '\0';
-    }
-    return 0;
-}
-
-int check_net_post(struct check *c, const char *inbox, const char *body,
-                   const struct sign_key *key, const char *key_id, int dialect,
-                   enum check_variant variant, struct check_http *out, struct flood_err *err)
-{
-    char scheme[16], auth[WF_URL_MAX], path[WF_URL_MAX * 2];
-    if (split_url(inbox, scheme, sizeof(scheme), auth, sizeof(auth), path, sizeof(path)) < 0) {
-        flood_err_set(err, FLOOD_EINVAL, "check: bad inbox URL '%s'", inbox);
+    struct url_parts u;
+    struct flood_err ue;
+    if (url_split(inbox, &u, &ue) < 0) {
+        flood_err_set(err, ue.code, "check: bad inbox URL (%s)", ue.msg);
         return -1;
     }
     static const char ct[] = "application/activity+json";
     struct sign_header h[1] = {{"Content-Type", ct}};
     size_t len = strlen(body);
     struct sign_msg msg = {.method = "POST",
-                           .scheme = scheme,
-                           .authority = auth,
-                           .path = path,
+                           .scheme = u.scheme,
+                           .authority = u.authority,
+                           .path = u.target,
                            .headers = h,
                            .n_headers = 1,
                            .body = body,
@@ -191,16 +164,16 @@ int check_net_post(struct check *c, const char *inbox, const char *body,
     /* digest-mismatch: the signed Digest is of body, the bytes sent are body plus a
      * newline: the same activity, so a target that ignores the Digest processes it */
     char *sent = variant == CV_DIGEST ? flood_xasprintf("%s\n", body) : NULL;
-    int rc = check_net_request(c, "POST", inbox, lines, n, sent ? sent : body,
-                               sent ? len + 1 : len, out, err);
+    int rc = check_net_request(c, "POST", inbox, lines, n, sent ? sent : body, sent ? len + 1 : len,
+                               out, err);
     free(sent);
     free(hs);
     sign_out_free(&so);
     return rc;
 }
 
-int check_api(struct check *c, const char *method, const char *path, const char *body,
-              long *status, json_t **json, struct flood_err *err)
+int check_api(struct check *c, const char *method, const char *path, const char *body, long *status,
+              json_t **json, struct flood_err *err)
 {
     *json = NULL;
     char *url = flood_xasprintf("%s%s", c->origin, path);

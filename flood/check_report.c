@@ -10,8 +10,8 @@ void check_print_table(FILE *f, const struct check_report *r)
     for (size_t i = 0; i < r->n; i++)
         if (strlen(r->results[i].step) > w)
             w = strlen(r->results[i].step);
-    if (w > 52)
-        w = 52;
+    if (w > 72)
+        w = 72;
     fprintf(f, "%4s  %-*s  %-11s  %9s  %s\n", "line", (int)w, "step", "result", "time", "detail");
     for (size_t i = 0; i < r->n; i++) {
         const struct check_result *x = &r->results[i];
@@ -44,8 +44,10 @@ json_t *check_report_json(const struct check *c, const struct scenario *s,
     json_t *steps = json_array();
     for (size_t i = 0; i < r->n; i++) {
         const struct check_result *x = &r->results[i];
+        /* a tenth of a millisecond is all a step's time means */
+        double ms = (double)(long long)(x->ms * 10.0 + 0.5) / 10.0;
         json_t *o = json_pack("{s:i, s:s, s:s, s:f}", "line", x->line, "step", x->step, "result",
-                              check_outcome_name(x->outcome), "ms", x->ms);
+                              check_outcome_name(x->outcome), "ms", ms);
         if (!o)
             continue;
         json_object_set_new(o, "expected", str_or_null(x->expected));

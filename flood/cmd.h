@@ -5,12 +5,12 @@
 
 int cmd_serve(int argc, char **argv);
 int cmd_actors(int argc, char **argv);
-int cmd_run(int argc, char **argv) __attribute__((weak));
-int cmd_sign(int argc, char **argv) __attribute__((weak));
-int cmd_verify(int argc, char **argv) __attribute__((weak));
-int cmd_fetch(int argc, char **argv) __attribute__((weak));
-int cmd_check(int argc, char **argv) __attribute__((weak));
-int cmd_report(int argc, char **argv) __attribute__((weak));
-int cmd_compare(int argc, char **argv) __attribute__((weak));
+int cmd_run(int argc, char **argv);
+int cmd_sign(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
+int cmd_fetch(int argc, char **argv);
+int cmd_check(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
 
 #endif

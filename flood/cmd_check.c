@@ -10,10 +10,13 @@
 #include <string.h>
 
 #include "flood/check.h"
+#include "flood/cli.h"
 #include "flood/cmd.h"
 #include "flood/crowd.h"
 #include "flood/inbound.h"
 #include "flood/server.h"
+#include "flood/target.h"
+#include "flood/url.h"
 
 enum {
     CHK_OPT_HELP = 'h',
@@ -185,8 +188,7 @@ static int check_actors(const struct scenario *s, const struct crowd_opts *co)
 {
     for (size_t i = 0; i < s->n; i++) {
         const struct scenario_step *st = &s->steps[i];
-        if (st->instance > co->instances || st->actor > co->actors ||
-            (st->actor < 1 && st->kind != SC_API_FOLLOW_CROWD)) {
+        if (st->instance > co->instances || st->actor > co->actors || st->actor < 1) {
             fprintf(stderr,
                     "flood: check: %s:%d: actor %d/%d is not in the crowd (--instances %d "
                     "--actors %d)\n",
@@ -195,6 +197,20 @@ static int check_actors(const struct scenario *s, const struct crowd_opts *co)
         }
     }
     return 0;
+}
+
+static int check_own(void *ctx, int id, const char *arg)
+{
+    return own_option(id, arg, ctx);
+}
+
+/* --resolve serves the crowd's inbound side and flood's own requests alike. */
+static void check_on_inbound(void *ctx, int id, const char *name, const char *arg)
+{
+    (void)name;
+    struct check_args *a = ctx;
+    if (id == INBOUND_OPT_RESOLVE)
+        push(&a->resolve, &a->n_resolve, arg);
 }
 
 int cmd_check(int argc, char **argv)
@@ -207,49 +223,36 @@ int cmd_check(int argc, char **argv)
     co.listen = "127.0.0.1:0";
     co.quiet = 1;
     struct inbound_opts *io = inbound_opts_new();
-    struct option *tmp = crowd_merge_options(check_own_options, crowd_options);
-    struct option *all = crowd_merge_options(tmp, inbound_options);
-    free(tmp);
+    struct cli_spec spec = {.cmd = "check",
+                            .own = check_own_options,
+                            .own_cb = check_own,
+                            .ctx = &a,
+                            .crowd = &co,
+                            .inbound = io,
+                            .on_inbound = check_on_inbound,
+                            .usage = check_usage};
     struct flood_err err = {0};
-    int rc = 0, id;
-    optind = 1;
-    opterr = 0;
-    while ((id = getopt_long(argc, argv, ":h", all, NULL)) != -1) {
-        if (id == 'h') {
-            check_usage(stdout);
-            rc = -1;
-            break;
-        }
-        if (id == '?' || id == ':') {
-            fprintf(stderr, "flood: check: %s '%s'\n",
-                    id == ':' ? "option needs a value" : "unknown option", argv[optind - 1]);
-            rc = 2;
-            break;
-        }
-        int bad = 0;
-        if (id >= 2000) {
-            bad = inbound_opts_set(io, id, optarg, &err);
-            if (!bad && id == INBOUND_OPT_RESOLVE)
-                push(&a.resolve, &a.n_resolve, optarg);
-        } else if (id >= 1000) {
-            bad = crowd_opts_set(&co, id, optarg, &err);
-        } else {
-            bad = own_option(id, optarg, &a);
-        }
-        if (bad) {
-            if (id >= 1000)
-                fprintf(stderr, "flood: check: %s\n", err.msg);
-            rc = 2;
-            break;
-        }
-    }
-    free(all);
-    if (!rc && optind < argc) {
-        fprintf(stderr, "flood: check: unexpected argument '%s'\n", argv[optind]);
-        rc = 2;
-    }
+    int rc = cli_parse(&spec, argc, argv);
+    if (rc == 1)
+        rc = -1; /* --help: exit 0 below */
     if (!rc && !a.o.persona) {
         fprintf(stderr, "flood: check: --persona is required (flood check --help)\n");
+        rc = 2;
+    }
+    if (!rc) {
+        char *user = NULL, *host = NULL;
+        if (target_parse_spec(a.o.persona, &user, &host, &err) < 0) {
+            fprintf(stderr, "flood: check: --persona: %s\n", err.msg);
+            rc = 2;
+        }
+        free(user);
+        free(host);
+    }
+    if (!rc && co.key_type != SIGN_KEY_RSA) {
+        /* every server verifies draft-cavage with RSA keys; the Ed25519 dialect step signs
+         * as the check's own Ed25519 actor */
+        fprintf(stderr, "flood: check: --key-type: the crowd's actors must have RSA keys here "
+                        "(the rfc9421-ed25519 step has an Ed25519 actor of its own)\n");
         rc = 2;
     }
     if (!rc && crowd_opts_check(&co, &err)) {
@@ -300,16 +303,10 @@ int cmd_check(int argc, char **argv)
     if (check_persona_host(chk)) {
         inbound_opts_allow_host(io, check_persona_host(chk));
     } else {
-        const char *p = strstr(a.o.persona, "://");
-        if (p) {
-            char host[256];
-            size_t n = strcspn(p + 3, "/:?#");
-            if (n > 0 && n < sizeof(host)) {
-                memcpy(host, p + 3, n);
-                host[n] = '\0';
-                inbound_opts_allow_host(io, host);
-            }
-        }
+        struct url_parts u; /* a persona given as an actor URL (not @user@host) */
+        struct flood_err ue;
+        if (url_split(a.o.persona, &u, &ue) == 0)
+            inbound_opts_allow_host(io, u.host);
     }
     in = inbound_new(crowd, io, NULL, &err);
     if (!in)
@@ -331,16 +328,20 @@ int cmd_check(int argc, char **argv)
     check_run(chk, &sc, &rep);
     if (a.json) {
         json_t *j = check_report_json(chk, &sc, &rep);
-        if (!j || json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0)
+        if (!j || json_dumpf(j, stdout,
+                             JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12)) < 0)
             fprintf(stderr, "flood: check: cannot write the JSON report\n");
         fputc('\n', stdout);
         json_decref(j);
     } else {
         printf("flood check: %s against %s\n", sc.file, a.o.persona);
+        if (!check_persona_ok(chk))
+            printf("persona not discovered: %s\n", check_persona_error(chk));
         check_print_table(stdout, &rep);
     }
     fflush(stdout);
-    rc = rep.counts[CHECK_FAIL] ? 1 : 0;
+    /* a persona that cannot be discovered fails the check even when every step skipped */
+    rc = rep.counts[CHECK_FAIL] || !check_persona_ok(chk) ? 1 : 0;
     check_report_free(&rep);
     server_stop(srv);
     inbound_free(in, 1000);

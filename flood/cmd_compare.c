@@ -11,17 +11,16 @@
 
 static void compare_usage(FILE *f)
 {
-    fprintf(f,
-            "usage: flood compare [--html FILE] RUN_DIR...\n"
-            "Print a Markdown table of the runs side by side, one row a run: the LOAD.md\n"
-            "row (rate, duration, sent, ok, 429, errors) and the key percentiles of the\n"
-            "corrected latency, the service time and Follow-to-Accept, read from each\n"
-            "RUN_DIR/run.json. The figures are run.json's, unrounded.\n\n"
-            "  --html FILE          also write FILE: one self-contained page overlaying the\n"
-            "                       runs' percentile curves, achieved rate and p99 per second\n"
-            "  -h, --help           this help\n\n"
-            "Exit codes: 0 the table was printed, 1 a run folder could not be read (or FILE\n"
-            "written), 2 usage.\n");
+    fprintf(f, "usage: flood compare [--html FILE] RUN_DIR...\n"
+               "Print a Markdown table of the runs side by side, one row a run: the LOAD.md\n"
+               "row (rate, duration, sent, ok, 429, errors) and the key percentiles of the\n"
+               "corrected latency, the service time and Follow-to-Accept, read from each\n"
+               "RUN_DIR/run.json. The figures are run.json's, unrounded.\n\n"
+               "  --html FILE          also write FILE: one self-contained page overlaying the\n"
+               "                       runs' percentile curves, achieved rate and p99 per second\n"
+               "  -h, --help           this help\n\n"
+               "Exit codes: 0 the table was printed, 1 a run folder could not be read (or FILE\n"
+               "written), 2 usage.\n");
 }
 
 static double num(const json_t *o, const char *key)

@@ -3,6 +3,7 @@
  * GoToSocial). The target checks the signature by fetching the signing actor's key from
  * the crowd, so `flood serve` with the same --state (and naming options) must be running
  * and reachable from the target under the crowd's host names. */
+#include "flood/cli.h"
 #include "flood/cmd_fetch.h"
 
 #include <getopt.h>
@@ -214,6 +215,11 @@ static int discover(const char *spec, const struct crowd *crowd, const struct fe
     return rc;
 }
 
+static int fetch_own(void *ctx, int id, const char *arg)
+{
+    return own_option(id, arg, ctx) < 0 ? -1 : 0;
+}
+
 int cmd_fetch(int argc, char **argv)
 {
     struct fetch_args a = {
@@ -221,29 +227,17 @@ int cmd_fetch(int argc, char **argv)
     struct crowd_opts co;
     crowd_opts_defaults(&co);
     co.quiet = 1;
-    struct option *all = crowd_merge_options(fetch_own_options, crowd_options);
+    struct cli_spec spec = {.cmd = "fetch",
+                            .own = fetch_own_options,
+                            .own_cb = fetch_own,
+                            .ctx = &a,
+                            .crowd = &co,
+                            .usage = fetch_usage,
+                            .operands = 1};
     struct flood_err err = {0};
-    int rc = 0, id;
-    optind = 1;
-    opterr = 0;
-    while (!rc && (id = getopt_long(argc, argv, ":h", all, NULL)) != -1) {
-        if (id == 'h') {
-            fetch_usage(stdout);
-            rc = -1;
-        } else if (id == '?' || id == ':') {
-            fprintf(stderr, "flood: fetch: %s '%s'\n",
-                    id == ':' ? "option needs a value" : "unknown option", argv[optind - 1]);
-            rc = 2;
-        } else if (id >= 1000) {
-            if (crowd_opts_set(&co, id, optarg, &err)) {
-                fprintf(stderr, "flood: fetch: %s\n", err.msg);
-                rc = 2;
-            }
-        } else if (own_option(id, optarg, &a) < 0) {
-            rc = 2;
-        }
-    }
-    free(all);
+    int rc = cli_parse(&spec, argc, argv);
+    if (rc == 1)
+        rc = -1; /* --help: exit 0 below */
     if (!rc && optind != argc - 1) {
         fprintf(stderr, "flood: fetch: %s (try flood fetch --help)\n",
                 optind >= argc ? "a URL is needed" : "one URL only");

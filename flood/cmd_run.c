@@ -3,6 +3,7 @@
  * schedule and writes the results. */
 #include "flood/cmd_run.h"
 
+#include <arpa/inet.h>
 #include <curl/curl.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -17,10 +18,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "flood/cmd.h"
+#include "flood/cli.h"
 #include "flood/crowd.h"
 #include "flood/inbound.h"
+#include "flood/metrics.h"
 #include "flood/probes.h"
+#include "flood/report.h"
 #include "flood/results.h"
 #include "flood/sched.h"
 #include "flood/sender.h"
@@ -54,6 +57,7 @@ enum {
     RUN_OPT_CACERT,
     RUN_OPT_SOURCE_IPS,
     RUN_OPT_GRACE,
+    RUN_OPT_ACCEPT_WAIT,
     RUN_OPT_OUT,
     RUN_OPT_INBOX,
     RUN_OPT_PERSONA,
@@ -64,6 +68,8 @@ enum {
     RUN_OPT_LOOKAHEAD,
     RUN_OPT_NO_CHECK,
     RUN_OPT_QUIET,
+    RUN_OPT_METRICS,
+    RUN_OPT_METRICS_HOLD,
 };
 
 static const struct option run_own_options[] = {
@@ -85,7 +91,10 @@ static const struct option run_own_options[] = {
     {"cacert", required_argument, NULL, RUN_OPT_CACERT},
     {"source-ips", required_argument, NULL, RUN_OPT_SOURCE_IPS},
     {"grace", required_argument, NULL, RUN_OPT_GRACE},
+    {"accept-wait", required_argument, NULL, RUN_OPT_ACCEPT_WAIT},
     {"out", required_argument, NULL, RUN_OPT_OUT},
+    {"metrics", required_argument, NULL, RUN_OPT_METRICS},
+    {"metrics-hold", required_argument, NULL, RUN_OPT_METRICS_HOLD},
     {"inbox", required_argument, NULL, RUN_OPT_INBOX},
     {"persona", required_argument, NULL, RUN_OPT_PERSONA},
     {"personas", required_argument, NULL, RUN_OPT_PERSONAS},
@@ -135,6 +144,8 @@ static const char run_help[] =
     "  --grace T            after SIGINT/SIGTERM wait this long for answers (default 5s);\n"
     "                       at the schedule's end flood waits the longer of this and\n"
     "                       --timeout + 1 s\n"
+    "  --accept-wait T      then wait up to T for the Accepts of the Follows it sent\n"
+    "                       (default: --grace); a target whose queue is behind needs more\n"
     "\n"
     "Signing:\n"
     "  --sign D             cavage (default), rfc9421, cavage,rfc9421, rfc9421,cavage (a second\n"
@@ -148,6 +159,10 @@ static const char run_help[] =
     "Results:\n"
     "  --out DIR            run.json, *.hgrm, summary.md (default out/run-YYYYMMDDTHHMMSSZ)\n"
     "  --quiet              no live line and no progress lines on stderr\n"
+    "  --metrics ADDR:PORT  serve Prometheus metrics at http://ADDR:PORT/metrics during the\n"
+    "                       run (port 0 picks one, printed on stderr)\n"
+    "  --metrics-hold D     keep serving them for D after the results are written, so a\n"
+    "                       scraper reads the final figures (default 0)\n"
     "  -h, --help           this help\n"
     "\n"
     "A live line each second on stderr when it is a terminal; the final table and the\n"
@@ -159,6 +174,7 @@ static const char run_help[] =
 
 struct run_opts {
     double rate, duration_s, lookahead_s;
+    long accept_wait_ms; /* -1: as --grace */
     const char *stages;
     const char *arrival_s;
     enum sched_arrival arrival;
@@ -174,6 +190,8 @@ struct run_opts {
     const char *out;
     const char *inbox;
     int personal_inbox, target_http, no_check, quiet;
+    const char *metrics;
+    double metrics_hold_s;
     char **personas;
     size_t n_personas;
     char **like_objects;
@@ -353,6 +371,11 @@ static int run_opt(struct run_opts *ro, int id, const char *arg)
             break;
         ro->sndo.grace_ms = (long)llround(d * 1000);
         return 0;
+    case RUN_OPT_ACCEPT_WAIT:
+        if (sched_parse_duration(arg, &d, &e))
+            break;
+        ro->accept_wait_ms = (long)llround(d * 1000);
+        return 0;
     case RUN_OPT_LOOKAHEAD:
         if (sched_parse_duration(arg, &d, &e))
             break;
@@ -394,6 +417,16 @@ static int run_opt(struct run_opts *ro, int id, const char *arg)
     case RUN_OPT_QUIET:
         ro->quiet = 1;
         return 0;
+    case RUN_OPT_METRICS:
+        if (metrics_check_addr(arg, &e))
+            break;
+        ro->metrics = arg;
+        return 0;
+    case RUN_OPT_METRICS_HOLD:
+        if (sched_parse_duration(arg, &d, &e))
+            break;
+        ro->metrics_hold_s = d;
+        return 0;
     default:
         flood_err_set(&e, FLOOD_EINVAL, "unknown option");
         break;
@@ -411,61 +444,50 @@ static void usage(FILE *f)
     fputs(inbound_options_help, f);
 }
 
+/* The parse context: flood run's options, and the inbound side's to pass --resolve on to. */
+struct run_parse {
+    struct run_opts *ro;
+    struct inbound_opts *io;
+};
+
+static int run_own(void *ctx, int id, const char *arg)
+{
+    struct run_parse *rp = ctx;
+    if (run_opt(rp->ro, id, arg))
+        return -1;
+    /* --resolve serves the sender and the crowd's key fetches and Accepts alike */
+    struct flood_err err = {0};
+    if (id == RUN_OPT_RESOLVE && inbound_opts_set(rp->io, INBOUND_OPT_RESOLVE, arg, &err)) {
+        fprintf(stderr, "flood: run: %s\n", err.msg);
+        return -1;
+    }
+    return 0;
+}
+
+/* The inbound options in force, recorded as written for run.json's config. */
+static void run_on_inbound(void *ctx, int id, const char *name, const char *arg)
+{
+    (void)id;
+    struct run_parse *rp = ctx;
+    char *buf = flood_xasprintf("--%s%s%s", name, arg ? " " : "", arg ? arg : "");
+    json_array_append_new(rp->ro->inbound_args, json_string(buf));
+    free(buf);
+}
+
 /* Parse argv. 0, 1 after --help, 2 on a usage error. */
 static int parse(int argc, char **argv, struct run_opts *ro, struct crowd_opts *co,
                  struct inbound_opts *io)
 {
-    /* flood run's own entries come first: its --resolve wins and is passed on to the
-     * inbound side too */
-    struct option *tmp = crowd_merge_options(run_own_options, crowd_options);
-    struct option *all = crowd_merge_options(tmp, inbound_options);
-    free(tmp);
-    int rc = 0, id;
-    struct flood_err err = {0};
-    optind = 1;
-    opterr = 0;
-    while ((id = getopt_long(argc, argv, ":h", all, NULL)) != -1) {
-        if (id == 'h') {
-            usage(stdout);
-            rc = 1;
-            break;
-        }
-        if (id == '?' || id == ':') {
-            fprintf(stderr, "flood: run: %s '%s' (flood run --help)\n",
-                    id == ':' ? "option needs a value" : "unknown option", argv[optind - 1]);
-            rc = 2;
-            break;
-        }
-        int bad = 0;
-        if (id >= 2000) {
-            bad = inbound_opts_set(io, id, optarg, &err);
-            char buf[600];
-            snprintf(buf, sizeof(buf), "%s%s%s", argv[optind - (optarg ? 2 : 1)], optarg ? " " : "",
-                     optarg ? optarg : "");
-            json_array_append_new(ro->inbound_args, json_string(buf));
-        } else if (id >= 1000) {
-            bad = crowd_opts_set(co, id, optarg, &err);
-        } else {
-            if (run_opt(ro, id, optarg)) {
-                rc = 2;
-                break;
-            }
-            if (id == RUN_OPT_RESOLVE && inbound_opts_set(io, INBOUND_OPT_RESOLVE, optarg, &err)) {
-                bad = 1;
-            }
-        }
-        if (bad) {
-            fprintf(stderr, "flood: run: %s\n", err.msg);
-            rc = 2;
-            break;
-        }
-    }
-    if (!rc && optind < argc) {
-        fprintf(stderr, "flood: run: unexpected argument '%s'\n", argv[optind]);
-        rc = 2;
-    }
-    free(all);
-    return rc;
+    struct run_parse rp = {.ro = ro, .io = io};
+    struct cli_spec spec = {.cmd = "run",
+                            .own = run_own_options,
+                            .own_cb = run_own,
+                            .ctx = &rp,
+                            .crowd = co,
+                            .inbound = io,
+                            .on_inbound = run_on_inbound,
+                            .usage = usage};
+    return cli_parse(&spec, argc, argv);
 }
 
 /* The server's hooks share one ctx: this trampoline gives each its own. The workload
@@ -517,6 +539,11 @@ static int tramp_object(void *ctx, const struct server_req *req, struct wf_doc *
     return w ? workload_object_hook(w, req, out) : 0;
 }
 
+static void run_metrics_tick(void *ctx, const struct stats *st, uint64_t in_flight)
+{
+    metrics_pub_stats(ctx, st, in_flight);
+}
+
 static void live_inbound(void *ctx, char *buf, size_t size)
 {
     inbound_live(ctx, buf, size);
@@ -551,6 +578,13 @@ static int preflight(const struct run_opts *ro, char **urls, size_t n, struct fl
         }
         if (ro->sndo.cacert)
             curl_easy_setopt(e, CURLOPT_CAINFO, ro->sndo.cacert);
+        if (ro->sndo.src_count) {
+            /* from the first sending address: it must be usable too */
+            struct in_addr ia = {.s_addr = htonl(ro->sndo.src_base)};
+            char ifb[64] = "host!";
+            inet_ntop(AF_INET, &ia, ifb + 5, sizeof(ifb) - 5);
+            curl_easy_setopt(e, CURLOPT_INTERFACE, ifb);
+        }
         CURLcode rc = curl_easy_perform(e);
         curl_easy_cleanup(e);
         if (rc != CURLE_OK) {
@@ -664,6 +698,7 @@ static json_t *config_json(const struct run_opts *ro, const struct crowd_opts *c
     json_object_set_new(c, "source_ips",
                         ro->source_ips ? json_string(ro->source_ips) : json_null());
     json_object_set_new(c, "grace_ms", json_integer(ro->sndo.grace_ms));
+    json_object_set_new(c, "accept_wait_ms", json_integer(ro->accept_wait_ms));
     json_object_set_new(c, "out", json_string(ro->out));
     json_object_set_new(c, "inbox", ro->inbox ? json_string(ro->inbox) : json_null());
     json_t *p = json_array();
@@ -714,6 +749,7 @@ int cmd_run(int argc, char **argv)
     ro.sndo.timeout_ms = 10000;
     ro.sndo.connections = 64;
     ro.sndo.grace_ms = 5000;
+    ro.accept_wait_ms = -1;
     ro.lookahead_s = 1.0;
     ro.arrival = SCHED_CONSTANT;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -725,6 +761,8 @@ int cmd_run(int argc, char **argv)
     struct inbound_opts *io = inbound_opts_new();
 
     int rc = parse(argc, argv, &ro, &co, io);
+    if (ro.accept_wait_ms < 0)
+        ro.accept_wait_ms = ro.sndo.grace_ms;
     int exit_code = 2;
     struct flood_err err = {0};
     struct sched sc;
@@ -736,6 +774,8 @@ int cmd_run(int argc, char **argv)
     struct signer *signer = NULL;
     struct sender *sender = NULL;
     struct stats *st = NULL;
+    struct metrics_pub *mpub = NULL;
+    struct metrics *mtr = NULL;
     struct persona *personas = NULL;
     size_t n_personas = 0;
     json_t *config = NULL, *inbound_j = NULL;
@@ -856,6 +896,8 @@ int cmd_run(int argc, char **argv)
     if (!w)
         goto fail;
     atomic_store(&hctx.w, w);
+    /* Accepts arriving at the crowd close the probes of this run's Follows. */
+    inbound_set_workload(in, w);
     if (!ro.no_check && preflight(&ro, urls, n_urls, &err))
         goto fail;
 
@@ -872,6 +914,19 @@ int cmd_run(int argc, char **argv)
     ro.sndo.live = !ro.quiet && isatty(STDERR_FILENO);
     ro.sndo.live_extra = live_inbound;
     ro.sndo.live_ctx = in;
+    if (ro.metrics) {
+        mpub = metrics_pub_new(in, probes);
+        struct metrics_source msrc = {.snapshot = metrics_pub_snapshot, .ctx = mpub};
+        pthread_sigmask(SIG_BLOCK, &set, &old);
+        mtr = metrics_start(ro.metrics, &msrc, &err);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        if (!mtr)
+            goto fail;
+        ro.sndo.tick = run_metrics_tick;
+        ro.sndo.tick_ctx = mpub;
+        if (!ro.quiet)
+            fprintf(stderr, "flood: run: metrics on http://%s/metrics\n", metrics_address(mtr));
+    }
     config = config_json(&ro, &co, &sc);
     st = stats_new();
     signer = signer_new(crowd, w, &sc, &ro.so, &err);
@@ -900,6 +955,27 @@ int cmd_run(int argc, char **argv)
     signer_stop(signer);
     if (run_rc)
         fprintf(stderr, "flood: run: stopped: %s\n", run_err.msg);
+    if (mpub) /* the event loop is done: st is the main thread's to read now */
+        metrics_pub_stats(mpub, st, 0);
+    /* Follows still waiting for their Accept get the grace period too */
+    int graced = 0;
+    for (long waited = 0; !res.interrupted && waited < ro.accept_wait_ms; waited += 100) {
+        struct probes_totals pt;
+        probes_snapshot(probes, &pt, NULL);
+        if (pt.open == 0)
+            break;
+        if (waited == 0 && !ro.quiet)
+            fprintf(stderr, "flood: run: waiting up to %ld ms for %" PRIu64 " Accepts\n",
+                    ro.accept_wait_ms, pt.open);
+        struct timespec ts = {.tv_sec = 0, .tv_nsec = 100000000};
+        nanosleep(&ts, NULL);
+        /* the series goes on through the grace period: each Accept lands in its second
+         * (the event loop is done, so the stats are this thread's now) */
+        graced = 1;
+        stats_tick(st, clock_ns(CLOCK_MONOTONIC) - (mono_now + START_DELAY_NS), 0);
+    }
+    if (graced) /* close the last grace second too */
+        stats_tick(st, ((int64_t)st->cur_sec + 1) * 1000000000, 0);
 
     /* ---- results ---- */
     inbound_j = inbound_json(in);
@@ -924,7 +1000,18 @@ int cmd_run(int argc, char **argv)
         printf("results: %s\n", ro.out);
     else
         fprintf(stderr, "flood: run: %s\n", err.msg);
+    if (wrote && report_write(ro.out, &err)) {
+        fprintf(stderr, "flood: run: %s\n", err.msg);
+        wrote = 0;
+    }
     fflush(stdout);
+    if (mtr && ro.metrics_hold_s > 0) {
+        /* SIGINT/SIGTERM are blocked here: one of them ends the hold early */
+        struct timespec hold = {.tv_sec = (time_t)ro.metrics_hold_s,
+                                .tv_nsec = (long)(fmod(ro.metrics_hold_s, 1) * 1e9)};
+        while (sigtimedwait(&set, NULL, &hold) < 0 && errno == EINTR)
+            ;
+    }
     exit_code = conserved && wrote && !run_rc ? 0 : 1;
     goto out;
 
@@ -934,6 +1021,8 @@ usage_err:
 fail:
     fprintf(stderr, "flood: run: %s\n", err.msg);
 out:
+    metrics_stop(mtr); /* before what its scrapes read: inbound, probes */
+    metrics_pub_free(mpub);
     sender_free(sender);
     signer_free(signer);
     if (srv)

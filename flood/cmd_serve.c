@@ -8,17 +8,20 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "flood/cli.h"
 #include "flood/cmd.h"
 #include "flood/crowd.h"
 #include "flood/inbound.h"
+#include "flood/metrics.h"
 #include "flood/server.h"
 
-enum { SERVE_OPT_HELP = 'h', SERVE_OPT_EXIT_AFTER = 500, SERVE_OPT_QUIET };
+enum { SERVE_OPT_HELP = 'h', SERVE_OPT_EXIT_AFTER = 500, SERVE_OPT_QUIET, SERVE_OPT_METRICS };
 
 static const struct option serve_own_options[] = {
     {"help", no_argument, NULL, SERVE_OPT_HELP},
     {"exit-after", required_argument, NULL, SERVE_OPT_EXIT_AFTER},
     {"quiet", no_argument, NULL, SERVE_OPT_QUIET},
+    {"metrics", required_argument, NULL, SERVE_OPT_METRICS},
     {NULL, 0, NULL, 0},
 };
 
@@ -30,66 +33,20 @@ static void serve_usage(FILE *f)
                "Prints 'listening on http://ADDR:PORT' once ready; stops on SIGINT/SIGTERM.\n\n"
                "  --exit-after S       stop by itself after S seconds\n"
                "  --quiet              no progress lines on stderr\n"
+               "  --metrics ADDR:PORT  serve Prometheus metrics at http://ADDR:PORT/metrics\n"
                "  -h, --help           this help\n\n");
     fputs(crowd_options_help, f);
     fputc('\n', f);
     fputs(inbound_options_help, f);
 }
 
-/* Parse the crowd's options (and, when iopts is given, the inbound's) from argv, with the
- * command's own through own_cb. Returns 0, 1 for --help, or 2 after a usage error. */
-static int parse_options(int argc, char **argv, const struct option *own, struct crowd_opts *co,
-                         struct inbound_opts *iopts, int (*own_cb)(int id, const char *arg),
-                         void (*usage)(FILE *))
-{
-    struct option *tmp = crowd_merge_options(own, crowd_options);
-    struct option *all = iopts ? crowd_merge_options(tmp, inbound_options) : tmp;
-    if (iopts)
-        free(tmp);
-    int rc = 0, id;
-    struct flood_err err = {0};
-    optind = 1;
-    opterr = 0;
-    while ((id = getopt_long(argc, argv, ":h", all, NULL)) != -1) {
-        if (id == 'h') {
-            usage(stdout);
-            rc = 1;
-            break;
-        }
-        if (id == '?' || id == ':') {
-            fprintf(stderr, "flood: %s: %s '%s'\n", argv[0],
-                    id == ':' ? "option needs a value" : "unknown option",
-                    argv[optind - 1]);
-            rc = 2;
-            break;
-        }
-        int bad;
-        if (id >= 2000)
-            bad = inbound_opts_set(iopts, id, optarg, &err);
-        else if (id >= 1000)
-            bad = crowd_opts_set(co, id, optarg, &err);
-        else
-            bad = own_cb(id, optarg);
-        if (bad) {
-            if (id >= 1000)
-                fprintf(stderr, "flood: %s: %s\n", argv[0], err.msg);
-            rc = 2;
-            break;
-        }
-    }
-    if (!rc && optind < argc) {
-        fprintf(stderr, "flood: %s: unexpected argument '%s'\n", argv[0], argv[optind]);
-        rc = 2;
-    }
-    free(all);
-    return rc;
-}
-
 static long serve_exit_after;
 static int serve_quiet;
+static const char *serve_metrics;
 
-static int serve_own(int id, const char *arg)
+static int serve_own(void *ctx, int id, const char *arg)
 {
+    (void)ctx;
     switch (id) {
     case SERVE_OPT_EXIT_AFTER: {
         char *end;
@@ -103,6 +60,15 @@ static int serve_own(int id, const char *arg)
     case SERVE_OPT_QUIET:
         serve_quiet = 1;
         return 0;
+    case SERVE_OPT_METRICS: {
+        struct flood_err err = {0};
+        if (metrics_check_addr(arg, &err)) {
+            fprintf(stderr, "flood: serve: --metrics: %s\n", err.msg);
+            return -1;
+        }
+        serve_metrics = arg;
+        return 0;
+    }
     }
     return -1;
 }
@@ -112,7 +78,13 @@ int cmd_serve(int argc, char **argv)
     struct crowd_opts co;
     crowd_opts_defaults(&co);
     struct inbound_opts *io = inbound_opts_new();
-    int rc = parse_options(argc, argv, serve_own_options, &co, io, serve_own, serve_usage);
+    struct cli_spec spec = {.cmd = "serve",
+                            .own = serve_own_options,
+                            .own_cb = serve_own,
+                            .crowd = &co,
+                            .inbound = io,
+                            .usage = serve_usage};
+    int rc = cli_parse(&spec, argc, argv);
     if (rc) {
         inbound_opts_free(io);
         return rc == 1 ? 0 : 2;
@@ -137,6 +109,8 @@ int cmd_serve(int argc, char **argv)
     struct crowd *crowd = crowd_new(&co, &err);
     struct inbound *in = NULL;
     struct server *srv = NULL;
+    struct metrics_pub *mpub = NULL;
+    struct metrics *mtr = NULL;
     if (!crowd)
         goto fail;
     in = inbound_new(crowd, io, NULL, &err);
@@ -147,6 +121,14 @@ int cmd_serve(int argc, char **argv)
     srv = server_start(crowd, &hooks, &err);
     if (!srv)
         goto fail;
+    if (serve_metrics) {
+        mpub = metrics_pub_new(in, NULL);
+        struct metrics_source msrc = {.snapshot = metrics_pub_snapshot, .ctx = mpub};
+        mtr = metrics_start(serve_metrics, &msrc, &err);
+        if (!mtr)
+            goto fail;
+        printf("metrics on http://%s/metrics\n", metrics_address(mtr));
+    }
     printf("listening on %s://%s\n", co.tls ? "https" : "http", server_address(srv));
     if (crowd->ca_path)
         printf("tls: CA certificate %s\n", crowd->ca_path);
@@ -162,6 +144,8 @@ int cmd_serve(int argc, char **argv)
     }
     struct server_stats st;
     server_get_stats(srv, &st);
+    metrics_stop(mtr);
+    metrics_pub_free(mpub);
     server_stop(srv);
     inbound_free(in, 2000);
     if (!serve_quiet)
@@ -175,6 +159,8 @@ int cmd_serve(int argc, char **argv)
     return 0;
 fail:
     fprintf(stderr, "flood: serve: %s\n", err.msg);
+    metrics_stop(mtr);
+    metrics_pub_free(mpub);
     server_stop(srv);
     if (in)
         inbound_free(in, 0);
@@ -191,8 +177,9 @@ static void actors_usage(FILE *f)
     fputs(crowd_options_help, f);
 }
 
-static int actors_own(int id, const char *arg)
+static int actors_own(void *ctx, int id, const char *arg)
 {
+    (void)ctx;
     (void)id;
     (void)arg;
     return -1;
@@ -203,7 +190,9 @@ int cmd_actors(int argc, char **argv)
     static const struct option own[] = {{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
     struct crowd_opts co;
     crowd_opts_defaults(&co);
-    int rc = parse_options(argc, argv, own, &co, NULL, actors_own, actors_usage);
+    struct cli_spec spec = {
+        .cmd = "actors", .own = own, .own_cb = actors_own, .crowd = &co, .usage = actors_usage};
+    int rc = cli_parse(&spec, argc, argv);
     if (rc)
         return rc == 1 ? 0 : 2;
     struct wf_crowd wf = {.instances = co.instances,

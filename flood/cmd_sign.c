@@ -10,6 +10,7 @@
 
 #include "flood/cmd_sign.h"
 #include "flood/err.h"
+#include "flood/url.h"
 #include "sign/sign.h"
 
 #define CMD_FILE_MAX    (64L * 1024 * 1024) /* bodies and header files */
@@ -60,29 +61,17 @@ static struct sign_key *load_key(const char *cmd, const char *path)
     return key;
 }
 
-/* Split "scheme://authority/path?query" into parts (new strings). 0 or -1. */
+/* Split an http(s) URL into scheme, authority and path?query (new strings, the fragment
+ * dropped) with flood/url.h, so they are what curl sends for the same URL. 0 or -1. */
 static int split_url(const char *url, char **scheme, char **authority, char **path)
 {
-    const char *p = strstr(url, "://"), *a, *e;
-    size_t i;
-    if (!p || p == url)
+    struct url_parts u;
+    struct flood_err err;
+    if (url_split(url, &u, &err) < 0)
         return -1;
-    for (i = 0; url + i < p; i++)
-        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+-.", url[i]))
-            return -1;
-    a = p + 3;
-    e = a + strcspn(a, "/?#");
-    if (e == a || memchr(a, '@', (size_t)(e - a)) || strpbrk(url, " \t\r\n"))
-        return -1;
-    *scheme = flood_xstrndup(url, (size_t)(p - url));
-    for (i = 0; (*scheme)[i]; i++)
-        if ((*scheme)[i] >= 'A' && (*scheme)[i] <= 'Z')
-            (*scheme)[i] = (char)((*scheme)[i] - 'A' + 'a');
-    *authority = flood_xstrndup(a, (size_t)(e - a));
-    if (*e == '/')
-        *path = flood_xstrndup(e, strcspn(e, "#"));
-    else /* "http://h?x=1" has the path "/" */
-        *path = flood_xasprintf("/%.*s", (int)strcspn(e, "#"), e);
+    *scheme = flood_xstrdup(u.scheme);
+    *authority = flood_xstrdup(u.authority);
+    *path = flood_xstrdup(u.target);
     return 0;
 }
 
@@ -109,7 +98,7 @@ static void sign_usage(FILE *f)
                "  --key PEM_FILE          private key (PKCS#8 or traditional RSA, or Ed25519)\n"
                "  --key-id ID             keyId / keyid, e.g. https://host/users/x#main-key\n"
                "  --method M              GET, POST, ...\n"
-               "  --url URL               scheme://host[:port]/path?query\n"
+               "  --url URL               http(s)://host[:port]/path?query\n"
                "  --body FILE             the request body (adds Digest / Content-Digest)\n"
                "  --content-type CT       default application/activity+json with a body\n"
                "  --dialect D             cavage (default) or rfc9421\n"
@@ -207,7 +196,7 @@ int cmd_sign(int argc, char **argv)
         return 2;
     }
     if (split_url(url, &scheme, &authority, &path) < 0) {
-        fprintf(stderr, "flood: sign: --url '%s' is not scheme://host[:port]/path\n", url);
+        fprintf(stderr, "flood: sign: --url '%s' is not http(s)://host[:port]/path\n", url);
         return 2;
     }
     if (body_path && !(body = read_file("sign", body_path, &body_len)))
@@ -259,7 +248,7 @@ static void verify_usage(FILE *f)
                "\"flood: verify: <verdict>: <detail>\" on stderr.\n\n"
                "  --key PEM_FILE          the signer's public key (SPKI), or its private key\n"
                "  --method M              the request method\n"
-               "  --url URL               scheme://host[:port]/path?query as requested\n"
+               "  --url URL               http(s)://host[:port]/path?query as requested\n"
                "  --body FILE             the request body\n"
                "  --header 'Name: value'  a request header (repeat)\n"
                "  --headers-file FILE     request headers, one \"Name: value\" a line\n"
@@ -381,7 +370,7 @@ int cmd_verify(int argc, char **argv)
         goto out;
     }
     if (split_url(url, &scheme, &authority, &path) < 0) {
-        fprintf(stderr, "flood: verify: --url '%s' is not scheme://host[:port]/path\n", url);
+        fprintf(stderr, "flood: verify: --url '%s' is not http(s)://host[:port]/path\n", url);
         rc = 2;
         goto out;
     }

@@ -74,8 +74,8 @@ static int parse_int(const char *name, const char *arg, long min, long max, int 
     errno = 0;
     long v = strtol(arg, &end, 10);
     if (errno || end == arg || *end || v < min || v > max) {
-        flood_err_set(err, FLOOD_EINVAL, "--%s: expected a number from %ld to %ld, got '%s'",
-                      name, min, max, arg);
+        flood_err_set(err, FLOOD_EINVAL, "--%s: expected a number from %ld to %ld, got '%s'", name,
+                      min, max, arg);
         return -1;
     }
     *out = (int)v;
@@ -187,8 +187,7 @@ static int mkdir_p(const char *path, struct flood_err *err)
         goto fail;
     return 0;
 fail:
-    flood_err_set(err, FLOOD_EIO, "crowd: cannot make state folder '%s': %s", buf,
-                  strerror(errno));
+    flood_err_set(err, FLOOD_EIO, "crowd: cannot make state folder '%s': %s", buf, strerror(errno));
     return -1;
 }
 
@@ -279,8 +278,8 @@ static int load_or_make_key(struct crowd *c, const char *dir, size_t i, size_t *
             return -1;
         }
         if (sign_key_type(k) != c->opts.key_type || !sign_key_is_private(k)) {
-            flood_err_set(err, FLOOD_EINVAL, "crowd: key file '%s' is not a private %s key",
-                          path, c->opts.key_type == SIGN_KEY_RSA ? "RSA" : "Ed25519");
+            flood_err_set(err, FLOOD_EINVAL, "crowd: key file '%s' is not a private %s key", path,
+                          c->opts.key_type == SIGN_KEY_RSA ? "RSA" : "Ed25519");
             sign_key_free(k);
             return -1;
         }

@@ -16,19 +16,19 @@
 #include "webfinger/wf.h"
 
 struct crowd_opts {
-    int instances;       /* --instances, default 20 */
-    int actors;          /* --actors, default 10 */
-    const char *domain;  /* --domain, default "flood%d.test" */
-    const char *listen;  /* --listen ADDR:PORT, default "127.0.0.1:8080"; port 0 allowed */
-    int public_port;     /* --public-port, 0 = none in URLs */
-    const char *scheme;  /* --scheme http|https (default http, https with --tls) */
-    const char *state;   /* --state DIR */
-    int key_bits;        /* --key-bits, default 2048 */
-    int key_pool;        /* --key-pool K, 0 = a key per actor */
+    int instances;               /* --instances, default 20 */
+    int actors;                  /* --actors, default 10 */
+    const char *domain;          /* --domain, default "flood%d.test" */
+    const char *listen;          /* --listen ADDR:PORT, default "127.0.0.1:8080"; port 0 allowed */
+    int public_port;             /* --public-port, 0 = none in URLs */
+    const char *scheme;          /* --scheme http|https (default http, https with --tls) */
+    const char *state;           /* --state DIR */
+    int key_bits;                /* --key-bits, default 2048 */
+    int key_pool;                /* --key-pool K, 0 = a key per actor */
     enum sign_key_type key_type; /* --key-type rsa|ed25519 */
-    int tls;             /* --tls */
-    int threads;         /* --server-threads, default 1 */
-    int quiet;           /* no progress lines on stderr */
+    int tls;                     /* --tls */
+    int threads;                 /* --server-threads, default 1 */
+    int quiet;                   /* no progress lines on stderr */
 };
 
 /* Option ids of the crowd's options, above any command's own (which stay below 1000). */
@@ -70,14 +70,14 @@ struct crowd_doc {
 struct crowd {
     struct crowd_opts opts;
     struct wf_crowd wf;
-    char *state_dir;          /* resolved state folder */
-    struct sign_key **keys;   /* the key pool, n_keys of them (private) */
-    char **key_pems;          /* public PEM of each key */
-    char **key_multibase;     /* FEP-521a form of each Ed25519 key, else NULL */
+    char *state_dir;        /* resolved state folder */
+    struct sign_key **keys; /* the key pool, n_keys of them (private) */
+    char **key_pems;        /* public PEM of each key */
+    char **key_multibase;   /* FEP-521a form of each Ed25519 key, else NULL */
     size_t n_keys;
     struct crowd_doc *actor_docs; /* pre-rendered actor documents, or NULL (big crowds) */
-    struct follows *follows;  /* who follows whom (inbound updates it) */
-    char *ca_path;            /* with --tls: the CA a target must trust */
+    struct follows *follows;      /* who follows whom (inbound updates it) */
+    char *ca_path;                /* with --tls: the CA a target must trust */
     char *tls_cert_pem, *tls_key_pem;
 };
 

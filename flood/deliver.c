@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "flood/url.h"
 #include "sign/sign.h"
 
 struct job {
@@ -120,52 +121,19 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *ud)
     return size * nmemb; /* the answer's body is not needed */
 }
 
-/* Split an inbox URL into scheme, authority and path?query. */
-static int split_url(const char *url, char *scheme, size_t ss, char *auth, size_t as, char *target,
-                     size_t ts)
-{
-    const char *sep = strstr(url, "://");
-    if (!sep || (size_t)(sep - url) >= ss)
-        return -1;
-    size_t sl = (size_t)(sep - url);
-    for (size_t i = 0; i < sl; i++)
-        scheme[i] = (char)tolower((unsigned char)url[i]);
-    scheme[sl] = '\0';
-    if (strcmp(scheme, "http") && strcmp(scheme, "https"))
-        return -1;
-    const char *a = sep + 3;
-    size_t an = strcspn(a, "/?#");
-    if (an == 0 || an >= as)
-        return -1;
-    memcpy(auth, a, an);
-    auth[an] = '\0';
-    const char *rest = a + an;
-    size_t n = strcspn(rest, "#");
-    if (n + 2 > ts)
-        return -1;
-    if (*rest != '/') {
-        target[0] = '/';
-        memcpy(target + 1, rest, n);
-        target[n + 1] = '\0';
-    } else {
-        memcpy(target, rest, n);
-        target[n] = '\0';
-    }
-    return 0;
-}
-
 /* Sign and start one try of j. 0, or -1 when it cannot even be built (counted failed). */
 static int start(struct deliver *d, struct job *j)
 {
-    char scheme[8], auth[WF_HOST_MAX + 8], target[2048], key_id[WF_URL_MAX];
+    char key_id[WF_URL_MAX];
+    struct url_parts u;
     struct flood_err err = {0};
-    if (split_url(j->inbox, scheme, sizeof(scheme), auth, sizeof(auth), target, sizeof(target)) < 0)
+    if (url_split(j->inbox, &u, &err) < 0)
         return -1;
     struct sign_header ct = {"Content-Type", "application/activity+json"};
     struct sign_msg msg = {.method = "POST",
-                           .scheme = scheme,
-                           .authority = auth,
-                           .path = target,
+                           .scheme = u.scheme,
+                           .authority = u.authority,
+                           .path = u.target,
                            .headers = &ct,
                            .n_headers = 1,
                            .body = j->body,

@@ -615,6 +615,7 @@ static int crowd_route_of(struct inbound *in, const char *url, struct wf_route *
     int inst = wf_instance_of_host(&in->crowd->wf, auth);
     if (!inst)
         return 0;
+    /* hand-written (hot path): keycache_url_authority's url_split vouched for the URL */
     const char *path = strstr(url, "://") + 3;
     path += strcspn(path, "/?#");
     if (*path != '/')

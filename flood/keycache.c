@@ -12,6 +12,8 @@
 #include <strings.h>
 #include <time.h>
 
+#include "flood/url.h"
+
 /* ---- a bounded string map, oldest entry evicted first ---------------------------------- */
 
 struct smap_node {
@@ -235,50 +237,15 @@ char *keycache_parse_inbox(const char *body, size_t len, const char *actor, stru
 
 int keycache_url_authority(const char *url, char *out, size_t size, int with_port)
 {
-    size_t skip;
-    if (!strncasecmp(url, "https://", 8))
-        skip = 8;
-    else if (!strncasecmp(url, "http://", 7))
-        skip = 7;
-    else
+    struct url_parts u;
+    struct flood_err err;
+    if (url_split(url, &u, &err) < 0)
         return -1;
-    const char *a = url + skip;
-    size_t n = strcspn(a, "/?#");
-    if (n == 0 || memchr(a, '@', n)) /* no userinfo: it hides the real host from readers */
+    const char *v = with_port ? u.authority : u.host;
+    size_t n = strlen(v);
+    if (n + 1 > size)
         return -1;
-    size_t host_n = n;
-    const char *colon = NULL;
-    if (a[0] == '[') {
-        const char *rb = memchr(a, ']', n);
-        if (!rb)
-            return -1;
-        host_n = (size_t)(rb - a) + 1;
-        if (host_n < n) {
-            if (a[host_n] != ':')
-                return -1;
-            colon = a + host_n;
-        }
-    } else {
-        colon = memchr(a, ':', n);
-        if (colon)
-            host_n = (size_t)(colon - a);
-    }
-    if (host_n == 0)
-        return -1;
-    if (colon) {
-        size_t pn = n - (size_t)(colon - a) - 1;
-        if (pn == 0 || pn > 5)
-            return -1;
-        for (size_t i = 1; i <= pn; i++)
-            if (!isdigit((unsigned char)colon[i]))
-                return -1;
-    }
-    size_t take = with_port ? n : host_n;
-    if (take + 1 > size)
-        return -1;
-    for (size_t i = 0; i < take; i++)
-        out[i] = (char)tolower((unsigned char)a[i]);
-    out[take] = '\0';
+    memcpy(out, v, n + 1);
     return 0;
 }
 
@@ -363,15 +330,21 @@ void keycache_add_resolve(struct keycache *kc, const char *entry)
 
 int keycache_url_allowed(struct keycache *kc, const char *url)
 {
-    char host[WF_HOST_MAX], auth[WF_HOST_MAX + 8];
-    if (keycache_url_authority(url, host, sizeof(host), 0) < 0 ||
-        keycache_url_authority(url, auth, sizeof(auth), 1) < 0)
+    struct url_parts u;
+    struct flood_err err;
+    if (url_split(url, &u, &err) < 0)
         return 0;
+    /* an entry with a port allows that port (written or the scheme's default), one without
+     * allows every port of the host; an IPv6 entry names a port after its "]" */
+    char host_port[URL_AUTHORITY_MAX];
+    snprintf(host_port, sizeof(host_port), "%s:%u", u.host, u.port);
     int ok = 0;
     pthread_mutex_lock(&kc->lock);
-    for (size_t i = 0; i < kc->n_allow && !ok; i++)
-        ok = strchr(kc->allow[i], ':') && kc->allow[i][0] != '[' ? !strcmp(kc->allow[i], auth)
-                                                                 : !strcmp(kc->allow[i], host);
+    for (size_t i = 0; i < kc->n_allow && !ok; i++) {
+        const char *a = kc->allow[i];
+        int has_port = a[0] == '[' ? strstr(a, "]:") != NULL : strchr(a, ':') != NULL;
+        ok = has_port ? !strcmp(a, u.authority) || !strcmp(a, host_port) : !strcmp(a, u.host);
+    }
     pthread_mutex_unlock(&kc->lock);
     return ok;
 }
@@ -399,34 +372,6 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *ud)
     return n;
 }
 
-/* Split an http(s) URL into scheme, authority and path?query (the fragment dropped). */
-static int split_url(const char *url, char *scheme, size_t ss, char *auth, size_t as, char *target,
-                     size_t ts)
-{
-    if (keycache_url_authority(url, auth, as, 1) < 0)
-        return -1;
-    size_t sl = (size_t)(strchr(url, ':') - url);
-    if (sl + 1 > ss)
-        return -1;
-    for (size_t i = 0; i < sl; i++)
-        scheme[i] = (char)tolower((unsigned char)url[i]);
-    scheme[sl] = '\0';
-    const char *rest = url + sl + 3;
-    rest += strcspn(rest, "/?#");
-    size_t n = strcspn(rest, "#");
-    if (n + 2 > ts)
-        return -1;
-    if (*rest != '/') {
-        target[0] = '/';
-        memcpy(target + 1, rest, n);
-        target[n + 1] = '\0';
-    } else {
-        memcpy(target, rest, n);
-        target[n] = '\0';
-    }
-    return 0;
-}
-
 /* A signed GET of url as instance's actor, following at most KEYCACHE_REDIRECTS_MAX
  * redirects on allowed hosts. KEYCACHE_OK with *body (new, NUL-terminated), or a result
  * and err. */
@@ -441,14 +386,14 @@ static int fetch(struct keycache *kc, const char *url_in, int instance, char **b
             flood_err_set(err, FLOOD_EINVAL, "keycache: host of '%s' is not allowed", url);
             return KEYCACHE_REFUSED;
         }
-        char scheme[8], auth[WF_HOST_MAX + 8], target[WF_URL_MAX * 2];
-        if (split_url(url, scheme, sizeof(scheme), auth, sizeof(auth), target, sizeof(target)) <
-            0) {
-            flood_err_set(err, FLOOD_EINVAL, "keycache: bad URL '%s'", url);
+        struct url_parts u;
+        struct flood_err ue;
+        if (url_split(url, &u, &ue) < 0) {
+            flood_err_set(err, FLOOD_EINVAL, "keycache: bad URL (%s)", ue.msg);
             return KEYCACHE_REFUSED;
         }
         struct sign_msg msg = {
-            .method = "GET", .scheme = scheme, .authority = auth, .path = target};
+            .method = "GET", .scheme = u.scheme, .authority = u.authority, .path = u.target};
         char key_id[WF_URL_MAX];
         crowd_key_id(kc->crowd, instance, 0, key_id);
         struct sign_params sp = {.dialect = SIGN_CAVAGE,
@@ -562,6 +507,8 @@ static struct keycache_key *local_key(struct keycache *kc, const char *key_id)
     int inst = wf_instance_of_host(wc, auth);
     if (!inst)
         return NULL;
+    /* hand-written on purpose: every inbound request passes here, and url_split above
+     * already vouched for the "://" and the authority this skips */
     const char *path = strstr(key_id, "://") + 3;
     path += strcspn(path, "/");
     struct wf_route r;

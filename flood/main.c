@@ -26,8 +26,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: flood COMMAND [options]   (flood COMMAND --help for its options)\n\n");
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-        if (commands[i].fn)
-            fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].what);
+        fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].what);
     fprintf(f, "\nflood --version prints the version. Exit codes: 0 ok, 1 failure, 2 usage.\n");
 }
 
@@ -46,7 +45,7 @@ int main(int argc, char **argv)
         return 0;
     }
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-        if (commands[i].fn && !strcmp(argv[1], commands[i].name))
+        if (!strcmp(argv[1], commands[i].name))
             return commands[i].fn(argc - 1, argv + 1);
     fprintf(stderr, "flood: unknown command '%s'\n", argv[1]);
     usage(stderr);

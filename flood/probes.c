@@ -23,6 +23,8 @@ struct probes {
     size_t cap, used; /* cap is a power of two */
     struct probes_totals t;
     struct hist *hist; /* Follow sent to Accept received, microseconds */
+    struct hist *sec;  /* the same, since the last probes_take_second */
+    struct probes_second sec_counts;
 };
 
 static size_t slot_of(uint64_t seq, size_t cap)
@@ -54,6 +56,7 @@ struct probes *probes_new(void)
     p->cap = 1024;
     p->slots = new_table(p->cap);
     p->hist = hist_new();
+    p->sec = hist_new();
     return p;
 }
 
@@ -64,6 +67,7 @@ void probes_free(struct probes *p)
     pthread_mutex_destroy(&p->lock);
     free(p->slots);
     hist_free(p->hist);
+    hist_free(p->sec);
     free(p);
 }
 
@@ -114,10 +118,14 @@ int probes_answer(struct probes *p, uint64_t seq, int accepted, uint64_t mono_us
         s->answered = 1;
         p->t.open--;
         if (accepted) {
+            uint64_t us = mono_us > s->sent_us ? mono_us - s->sent_us : 0;
             p->t.accepted++;
-            hist_record(p->hist, mono_us > s->sent_us ? mono_us - s->sent_us : 0);
+            p->sec_counts.accepted++;
+            hist_record(p->hist, us);
+            hist_record(p->sec, us);
         } else {
             p->t.rejected++;
+            p->sec_counts.rejected++;
         }
         closed = 1;
     }
@@ -132,5 +140,27 @@ void probes_snapshot(struct probes *p, struct probes_totals *t, struct hist *h)
         *t = p->t;
     if (h)
         hist_merge(h, p->hist);
+    pthread_mutex_unlock(&p->lock);
+}
+
+void probes_take_second(struct probes *p, struct hist **h, struct probes_second *sec)
+{
+    pthread_mutex_lock(&p->lock);
+    struct hist *full = p->sec;
+    p->sec = *h;
+    *h = full;
+    if (sec)
+        *sec = p->sec_counts;
+    memset(&p->sec_counts, 0, sizeof(p->sec_counts));
+    pthread_mutex_unlock(&p->lock);
+}
+
+void probes_peek_second(struct probes *p, struct probes_second *sec, struct hist *h)
+{
+    pthread_mutex_lock(&p->lock);
+    if (sec)
+        *sec = p->sec_counts;
+    if (h)
+        hist_merge(h, p->sec);
     pthread_mutex_unlock(&p->lock);
 }

@@ -26,4 +26,20 @@ struct probes_totals {
 /* Copy the totals and merge the Follow-to-Accept histogram into h (when not NULL). */
 void probes_snapshot(struct probes *p, struct probes_totals *t, struct hist *h);
 
+/* What closed since the last probes_take_second: Accepts and Rejects counted, and the
+ * Follow-to-Accept times of the Accepts. */
+struct probes_second {
+    uint64_t accepted, rejected;
+};
+/* End the current second: *h (the caller's, empty, from hist_new) is swapped under the lock
+ * with the histogram the answers were recording into, so *h then holds that second's
+ * Follow-to-Accept times and answer threads record into the empty one. The caller reads *h
+ * and hist_resets it before the next call (both outside the lock: the swap is what keeps
+ * a reader off a histogram being written). sec (may be NULL) gets the second's counts.
+ * Whichever side holds a swapped histogram frees it with hist_free. */
+void probes_take_second(struct probes *p, struct hist **h, struct probes_second *sec);
+/* The current second's counts and (merged into h, when not NULL) Follow-to-Accept times,
+ * without ending it: what closed after the last probes_take_second. */
+void probes_peek_second(struct probes *p, struct probes_second *sec, struct hist *h);
+
 #endif

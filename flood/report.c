@@ -7,253 +7,9 @@
 
 #include "flood/report.h"
 #include "flood/report_plot.h"
+#include "flood/report_run.h"
 
 #define esc plot_html_escape
-
-/* ---- reading a run ------------------------------------------------------------------- */
-
-/* A curve (percentile fraction, value in ms), from an .hgrm file or run.json. */
-struct curve {
-    double *p, *v;
-    size_t n;
-};
-
-/* The per-second columns of run.json's series, NAN where an entry lacks the key. */
-struct cols {
-    size_t n;
-    double *t, *offered, *sent, *completed, *ok, *auth, *r429, *r503, *other, *shed;
-    double *p50, *p99, *max, *svc_p50, *svc_p99, *lag_p99, *in_flight;
-};
-
-struct run {
-    char *dir;
-    json_t *root; /* owned */
-    struct cols c;
-    struct curve latency, service, lag, f2a;
-};
-
-static double jnum(const json_t *o, const char *key)
-{
-    json_t *v = json_object_get(o, key);
-    return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
-static const char *jstr(const json_t *o, const char *key)
-{
-    return json_string_value(json_object_get(o, key));
-}
-
-/* o["a"]["b"]... for a NULL-terminated path of keys; NULL when any step is missing. */
-static json_t *jpath(const json_t *o, const char *a, const char *b, const char *c)
-{
-    json_t *v = json_object_get(o, a);
-    if (v && b)
-        v = json_object_get(v, b);
-    if (v && c)
-        v = json_object_get(v, c);
-    return v;
-}
-
-json_t *report_load_run(const char *run_dir, struct flood_err *err)
-{
-    char *path = flood_xasprintf("%s/run.json", run_dir);
-    json_error_t je;
-    json_t *root = json_load_file(path, 0, &je);
-    if (!root) {
-        FILE *f = fopen(path, "r");
-        if (!f)
-            flood_err_set(err, FLOOD_EIO, "report: cannot read '%s': %s", path, strerror(errno));
-        else {
-            fclose(f);
-            flood_err_set(err, FLOOD_EINVAL, "report: '%s' line %d: %s", path, je.line, je.text);
-        }
-        free(path);
-        return NULL;
-    }
-    if (!json_is_object(root) || !json_is_object(json_object_get(root, "totals")) ||
-        !json_is_array(json_object_get(root, "series"))) {
-        flood_err_set(err, FLOOD_EINVAL, "report: '%s' is not a flood run.json (no totals/series)",
-                      path);
-        json_decref(root);
-        free(path);
-        return NULL;
-    }
-    free(path);
-    return root;
-}
-
-static void curve_add(struct curve *c, size_t *cap, double p, double v)
-{
-    if (c->n == *cap) {
-        *cap = *cap ? *cap * 2 : 64;
-        c->p = flood_xrealloc(c->p, *cap * sizeof(double));
-        c->v = flood_xrealloc(c->v, *cap * sizeof(double));
-    }
-    c->p[c->n] = p;
-    c->v[c->n] = v;
-    c->n++;
-}
-
-/* The "Value Percentile TotalCount 1/(1-Percentile)" rows of an .hgrm file; a missing or
- * empty file leaves c empty. */
-static void curve_from_hgrm(struct curve *c, const char *dir, const char *name)
-{
-    char *path = flood_xasprintf("%s/%s", dir, name);
-    FILE *f = fopen(path, "r");
-    free(path);
-    if (!f)
-        return;
-    char line[256];
-    size_t cap = 0;
-    while (fgets(line, sizeof(line), f)) {
-        double v, p, count;
-        if (line[0] == '#')
-            continue;
-        if (sscanf(line, "%lf %lf %lf", &v, &p, &count) == 3 && isfinite(v) && p >= 0 && p <= 1)
-            curve_add(c, &cap, p, v);
-    }
-    fclose(f);
-}
-
-/* Without an .hgrm file: the points of a run.json percentile object ({"p50": ms, ...}). */
-static void curve_from_json(struct curve *c, const json_t *pct)
-{
-    static const struct {
-        const char *key;
-        double p;
-    } pts[] = {{"min", 0},     {"p50", 0.5},      {"p90", 0.9},
-               {"p99", 0.99},  {"p99.9", 0.999},  {"max", 1}};
-    if (!json_is_object(pct) || !(jnum(pct, "count") > 0))
-        return;
-    size_t cap = 0;
-    for (size_t i = 0; i < sizeof(pts) / sizeof(pts[0]); i++) {
-        double v = jnum(pct, pts[i].key);
-        if (isfinite(v))
-            curve_add(c, &cap, pts[i].p, v);
-    }
-}
-
-static void curve_load(struct curve *c, const char *dir, const char *hgrm, const json_t *pct)
-{
-    curve_from_hgrm(c, dir, hgrm);
-    /* an .hgrm of an empty histogram has no rows worth drawing */
-    if (c->n <= 1) {
-        free(c->p);
-        free(c->v);
-        memset(c, 0, sizeof(*c));
-        curve_from_json(c, pct);
-    }
-}
-
-static void curve_free(struct curve *c)
-{
-    free(c->p);
-    free(c->v);
-}
-
-static int has_key(const json_t *series, const char *key)
-{
-    size_t i;
-    json_t *e;
-    json_array_foreach(series, i, e) if (json_object_get(e, key)) return 1;
-    return 0;
-}
-
-static double *col(const json_t *series, const char *key)
-{
-    size_t n = json_array_size(series), i;
-    double *out = flood_xcalloc(n ? n : 1, sizeof(double));
-    json_t *e;
-    json_array_foreach(series, i, e) out[i] = jnum(e, key);
-    return out;
-}
-
-static double outcome(const json_t *e, const char *key)
-{
-    double v = jnum(json_object_get(e, "outcomes"), key);
-    return isfinite(v) ? v : 0;
-}
-
-static void cols_load(struct cols *c, const json_t *series)
-{
-    size_t n = json_array_size(series), i;
-    c->n = n;
-    c->t = col(series, "t");
-    c->offered = col(series, "offered");
-    c->sent = col(series, "sent");
-    c->completed = col(series, "completed");
-    c->shed = col(series, "shed");
-    c->p50 = col(series, "p50_ms");
-    c->p99 = col(series, "p99_ms");
-    c->max = col(series, "max_ms");
-    c->svc_p50 = col(series, "service_p50_ms");
-    c->svc_p99 = col(series, "service_p99_ms");
-    c->lag_p99 = col(series, "lag_p99_ms");
-    c->in_flight = col(series, "in_flight");
-    size_t sz = (n ? n : 1) * sizeof(double);
-    c->ok = flood_xmalloc(sz);
-    c->auth = flood_xmalloc(sz);
-    c->r429 = flood_xmalloc(sz);
-    c->r503 = flood_xmalloc(sz);
-    c->other = flood_xmalloc(sz);
-    json_t *e;
-    json_array_foreach(series, i, e)
-    {
-        if (!isfinite(c->t[i]))
-            c->t[i] = (double)i;
-        if (!isfinite(c->shed[i]))
-            c->shed[i] = 0;
-        c->ok[i] = outcome(e, "200") + outcome(e, "202") + outcome(e, "2xx_other");
-        c->auth[i] = outcome(e, "401") + outcome(e, "403");
-        c->r429[i] = outcome(e, "429");
-        c->r503[i] = outcome(e, "503");
-        /* every other class, whatever its name: the stack then adds up to completed */
-        double all = 0;
-        const char *k;
-        json_t *v;
-        json_object_foreach(json_object_get(e, "outcomes"), k, v) if (json_is_number(v)) all +=
-            json_number_value(v);
-        c->other[i] = all - c->ok[i] - c->auth[i] - c->r429[i] - c->r503[i];
-    }
-}
-
-static void cols_free(struct cols *c)
-{
-    double *all[] = {c->t,   c->offered, c->sent,  c->completed, c->ok,      c->auth,
-                     c->r429, c->r503,   c->other, c->shed,      c->p50,     c->p99,
-                     c->max, c->svc_p50, c->svc_p99, c->lag_p99, c->in_flight};
-    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
-        free(all[i]);
-}
-
-static int run_load(struct run *r, const char *dir, struct flood_err *err)
-{
-    memset(r, 0, sizeof(*r));
-    r->root = report_load_run(dir, err);
-    if (!r->root)
-        return -1;
-    r->dir = flood_xstrdup(dir);
-    cols_load(&r->c, json_object_get(r->root, "series"));
-    curve_load(&r->latency, dir, "latency-all.hgrm", jpath(r->root, "totals", "latency_ms", NULL));
-    curve_load(&r->service, dir, "service-all.hgrm", jpath(r->root, "totals", "service_ms", NULL));
-    curve_load(&r->lag, dir, "lag-all.hgrm", jpath(r->root, "totals", "dispatch_lag_ms", NULL));
-    json_t *fa = jpath(r->root, "probes", "follow_to_accept_ms", NULL);
-    if (!fa)
-        fa = jpath(r->root, "inbound", "follow_to_accept_ms", NULL);
-    curve_load(&r->f2a, dir, "follow-to-accept.hgrm", fa);
-    return 0;
-}
-
-static void run_free(struct run *r)
-{
-    json_decref(r->root);
-    cols_free(&r->c);
-    curve_free(&r->latency);
-    curve_free(&r->service);
-    curve_free(&r->lag);
-    curve_free(&r->f2a);
-    free(r->dir);
-}
 
 /* ---- writing ------------------------------------------------------------------------- */
 
@@ -354,9 +110,9 @@ static void pct_row(FILE *f, const char *name, const json_t *pct)
     fputs("<tr><td class=\"k\">", f);
     esc(f, name);
     fputs("</td>", f);
-    num_cell(f, jnum(pct, "count"));
+    num_cell(f, report_jnum(pct, "count"));
     for (size_t i = 0; i < N_PCT; i++)
-        num_cell(f, jnum(pct, pct_keys[i]));
+        num_cell(f, report_jnum(pct, pct_keys[i]));
     fputs("</tr>\n", f);
 }
 
@@ -384,8 +140,8 @@ static int count_rows(FILE *f, const json_t *o)
     double max = 0;
     const char *k;
     json_t *v;
-    json_object_foreach((json_t *)o, k, v) if (json_is_number(v) && json_number_value(v) > max) max =
-        json_number_value(v);
+    json_object_foreach((json_t *)o, k, v) if (json_is_number(v) && json_number_value(v) > max)
+        max = json_number_value(v);
     if (max <= 0)
         return 0;
     json_object_foreach((json_t *)o, k, v)
@@ -437,28 +193,29 @@ static void ops_table(FILE *f, const json_t *ops)
     json_t *o;
     json_object_foreach((json_t *)ops, k, o)
     {
-        if (!(jnum(o, "scheduled") > 0))
+        if (!(report_jnum(o, "scheduled") > 0))
             continue;
         json_t *out = json_object_get(o, "outcomes");
         fputs("<tr><td class=\"k\">", f);
         esc(f, k);
         fputs("</td>", f);
-        num_cell(f, jnum(o, "scheduled"));
-        num_cell(f, jnum(o, "sent"));
-        num_cell(f, jnum(o, "shed"));
-        num_cell(f, jnum(o, "completed"));
-        num_cell(f, jnum(out, "200") + jnum(out, "202") + jnum(out, "2xx_other"));
-        num_cell(f, jnum(out, "401") + jnum(out, "403"));
-        num_cell(f, jnum(out, "429"));
-        num_cell(f, jnum(out, "503"));
-        num_cell(f, jnum(o, "unfinished"));
+        num_cell(f, report_jnum(o, "scheduled"));
+        num_cell(f, report_jnum(o, "sent"));
+        num_cell(f, report_jnum(o, "shed"));
+        num_cell(f, report_jnum(o, "completed"));
+        num_cell(f,
+                 report_jnum(out, "200") + report_jnum(out, "202") + report_jnum(out, "2xx_other"));
+        num_cell(f, report_jnum(out, "401") + report_jnum(out, "403"));
+        num_cell(f, report_jnum(out, "429"));
+        num_cell(f, report_jnum(out, "503"));
+        num_cell(f, report_jnum(o, "unfinished"));
         json_t *lat = json_object_get(o, "latency_ms"), *svc = json_object_get(o, "service_ms");
-        num_cell(f, jnum(lat, "p50"));
-        num_cell(f, jnum(lat, "p99"));
-        num_cell(f, jnum(lat, "max"));
-        num_cell(f, jnum(svc, "p50"));
-        num_cell(f, jnum(svc, "p99"));
-        num_cell(f, jnum(json_object_get(o, "dispatch_lag_ms"), "p99"));
+        num_cell(f, report_jnum(lat, "p50"));
+        num_cell(f, report_jnum(lat, "p99"));
+        num_cell(f, report_jnum(lat, "max"));
+        num_cell(f, report_jnum(svc, "p50"));
+        num_cell(f, report_jnum(svc, "p99"));
+        num_cell(f, report_jnum(json_object_get(o, "dispatch_lag_ms"), "p99"));
         fputs("</tr>\n", f);
     }
     fputs("</table>\n", f);
@@ -473,23 +230,23 @@ static int any_finite(const double *v, size_t n)
 }
 
 /* A series over the run's seconds, or an empty one when run.json has no such column. */
-static struct plot_series per_sec(const struct cols *c, const char *name, size_t color,
+static struct plot_series per_sec(const struct report_cols *c, const char *name, size_t color,
                                   const double *y)
 {
-    struct plot_series s = {.name = name, .color = plot_color(color), .x = c->t, .y = y};
+    struct plot_series s = {.name = name, .color = plot_color(color), .x = c->tmid, .y = y};
     s.n = any_finite(y, c->n) ? c->n : 0;
     return s;
 }
 
-static struct plot_series of_curve(const struct curve *cv, const char *name, size_t color)
+static struct plot_series of_curve(const struct report_curve *cv, const char *name, size_t color)
 {
     return (struct plot_series){
         .name = name, .color = plot_color(color), .x = cv->p, .y = cv->v, .n = cv->n};
 }
 
-static void charts(FILE *f, const struct run *r)
+static void charts(FILE *f, const struct report_run *r)
 {
-    const struct cols *c = &r->c;
+    const struct report_cols *c = &r->c;
     struct plot_series rate[] = {
         per_sec(c, "offered", 8, c->offered),
         per_sec(c, "sent", 0, c->sent),
@@ -511,10 +268,15 @@ static void charts(FILE *f, const struct run *r)
           f);
 
     struct plot_series stack[] = {
-        per_sec(c, "2xx", 2, c->ok),           per_sec(c, "401/403", 4, c->auth),
-        per_sec(c, "429", 1, c->r429),         per_sec(c, "503", 3, c->r503),
-        per_sec(c, "other errors", 7, c->other), per_sec(c, "shed", 8, c->shed),
+        per_sec(c, "2xx", 2, c->ok),
+        per_sec(c, "401/403", 4, c->auth),
+        per_sec(c, "429", 1, c->r429),
+        per_sec(c, "503", 3, c->r503),
+        per_sec(c, "other errors", 7, c->other),
+        per_sec(c, "shed", 8, c->shed),
     };
+    for (size_t i = 0; i < 6; i++)
+        stack[i].x = c->t; /* stacked areas span [t, t + 1] */
     plot_svg(f, &(struct plot){.id = "plot-outcomes",
                                .title = "Outcomes per second (stacked)",
                                .xlabel = "seconds since start",
@@ -543,7 +305,7 @@ static void charts(FILE *f, const struct run *r)
                           "service_p50_ms", "service_p99_ms", "lag_p99_ms"};
     const json_t *series = json_object_get(r->root, "series");
     for (size_t i = 0; i < 6; i++)
-        if (i < 2 || has_key(series, keys[i]))
+        if (i < 2 || report_has_key(series, keys[i]))
             shown[ns++] = lat[i];
     plot_svg(f, &(struct plot){.id = "plot-latency",
                                .title = "Latency over time (corrected for coordinated omission)",
@@ -576,6 +338,7 @@ static void charts(FILE *f, const struct run *r)
           f);
 
     struct plot_series inflight[] = {per_sec(c, "in flight", 5, c->in_flight)};
+    inflight[0].x = c->tend; /* counted at each second's end */
     plot_svg(f, &(struct plot){.id = "plot-inflight",
                                .title = "Requests in flight (at each second's end)",
                                .xlabel = "seconds since start",
@@ -585,8 +348,67 @@ static void charts(FILE *f, const struct run *r)
                                .ns = 1});
 }
 
-static void inbound_section(FILE *f, const json_t *root)
+/* The series' key per second; where the second had no Accepts (accepts 0), NAN for a
+ * Follow-to-Accept key, so a line breaks there instead of dropping to 0. A new array. */
+static double *follow_col(const json_t *series, const char *key, int f2a)
 {
+    size_t n = json_array_size(series), i;
+    double *y = flood_xcalloc(n ? n : 1, sizeof(double));
+    json_t *e;
+    json_array_foreach(series, i, e)
+    {
+        double acc = report_jnum(e, "accepts");
+        y[i] = f2a && !(acc > 0) ? NAN : report_jnum(e, key);
+    }
+    return y;
+}
+
+/* Follows answered per second, and their Follow-to-Accept per second (series keys accepts,
+ * rejects, f2a_p50_ms, f2a_p99_ms), when run.json's series has them. */
+static void follow_charts(FILE *f, const struct report_run *r)
+{
+    const json_t *series = json_object_get(r->root, "series");
+    if (!report_has_key(series, "accepts"))
+        return;
+    const struct report_cols *c = &r->c;
+    double *acc = follow_col(series, "accepts", 0), *rej = follow_col(series, "rejects", 0);
+    double *p50 = follow_col(series, "f2a_p50_ms", 1), *p99 = follow_col(series, "f2a_p99_ms", 1);
+    struct plot_series answers[] = {
+        per_sec(c, "Accepts", 2, acc),
+        per_sec(c, "Rejects", 3, rej),
+    };
+    plot_svg(f, &(struct plot){.id = "plot-accepts",
+                               .title = "Follows answered per second",
+                               .xlabel = "seconds since start",
+                               .ylabel = "answers per second",
+                               .kind = PLOT_LINES,
+                               .series = answers,
+                               .ns = 2});
+    struct plot_series f2a[] = {
+        per_sec(c, "Follow-to-Accept p50", 0, p50),
+        per_sec(c, "Follow-to-Accept p99", 3, p99),
+    };
+    plot_svg(f, &(struct plot){.id = "plot-f2a",
+                               .title = "Follow-to-Accept over time",
+                               .xlabel = "seconds since start",
+                               .ylabel = "milliseconds",
+                               .kind = PLOT_LINES,
+                               .series = f2a,
+                               .ns = 2});
+    fputs("<p class=\"note\">Accepts and Rejects of this run's Follows by the second they "
+          "arrived in, and the Follow-to-Accept percentiles of that second's Accepts (no point "
+          "where none arrived). Answers after the last second (the grace period) are in "
+          "run.json's probes.after_series.</p>\n",
+          f);
+    free(acc);
+    free(rej);
+    free(p50);
+    free(p99);
+}
+
+static void inbound_section(FILE *f, const struct report_run *r)
+{
+    const json_t *root = r->root;
     json_t *in = json_object_get(root, "inbound"), *pr = json_object_get(root, "probes");
     fputs("<h2 id=\"inbound\">Inbound: what the target sent back</h2>\n", f);
     if (!json_is_object(in)) {
@@ -601,9 +423,10 @@ static void inbound_section(FILE *f, const json_t *root)
     if (!count_rows(f, json_object_get(in, "rejected")))
         fputs("<tr><td class=\"k\" colspan=\"3\">none</td></tr>\n", f);
     fputs("</table>\n", f);
-    fprintf(f, "<p>Follows sent: %.0f; answered by an Accept: %.0f; still open at the end: %.0f."
-               "</p>\n",
-            jnum(pr, "follows_sent"), jnum(pr, "accepted"), jnum(pr, "open"));
+    fprintf(f,
+            "<p>Follows sent: %.0f; answered by an Accept: %.0f; still open at the end: %.0f."
+            "</p>\n",
+            report_jnum(pr, "follows_sent"), report_jnum(pr, "accepted"), report_jnum(pr, "open"));
     fputs("<h3>Follow-to-Accept and the other probes</h3>\n"
           "<p class=\"note\">A Follow sent to its Accept received is the target's end-to-end "
           "processing latency (queue wait, processing, its own delivery).</p>\n<table>\n",
@@ -613,6 +436,7 @@ static void inbound_section(FILE *f, const json_t *root)
         pct_rows_walk(f, pr, "probes");
     pct_rows_walk(f, in, "inbound");
     fputs("</table>\n", f);
+    follow_charts(f, r);
     fputs("<table><tr><th class=\"k\">Accepts sent by the crowd</th><th>count</th><th></th>"
           "</tr>\n",
           f);
@@ -623,7 +447,7 @@ static void inbound_section(FILE *f, const json_t *root)
 
 static void faults_section(FILE *f, const json_t *root)
 {
-    json_t *faults = jpath(root, "inbound", "faults", NULL);
+    json_t *faults = report_jpath(root, "inbound", "faults", NULL);
     fputs("<h2 id=\"faults\">Faults in force</h2>\n", f);
     if (!json_array_size(faults)) {
         fputs("<p>None: every fake instance answered normally.</p>\n", f);
@@ -640,20 +464,20 @@ static void faults_section(FILE *f, const json_t *root)
     }
     fputs("</ul>\n<table><tr><th class=\"k\">faulted answers</th><th>count</th><th></th></tr>\n",
           f);
-    if (!count_rows(f, jpath(root, "inbound", "faulted", NULL)))
+    if (!count_rows(f, report_jpath(root, "inbound", "faulted", NULL)))
         fputs("<tr><td class=\"k\" colspan=\"3\">none yet</td></tr>\n", f);
     fputs("</table>\n", f);
 }
 
-static void header(FILE *f, const struct run *r)
+static void header(FILE *f, const struct report_run *r)
 {
     const json_t *root = r->root, *cfg = json_object_get(root, "config");
     fputs("<h1>flood run report</h1>\n<p class=\"sub\">started ", f);
-    esc(f, jstr(root, "started_at") ? jstr(root, "started_at") : "?");
+    esc(f, report_jstr(root, "started_at") ? report_jstr(root, "started_at") : "?");
     fputs(" &middot; flood ", f);
-    esc(f, jstr(root, "flood_version") ? jstr(root, "flood_version") : "?");
+    esc(f, report_jstr(root, "flood_version") ? report_jstr(root, "flood_version") : "?");
     fputs(" &middot; target ", f);
-    const char *inbox = jstr(cfg, "inbox");
+    const char *inbox = report_jstr(cfg, "inbox");
     if (inbox) {
         fputs("<code>", f);
         esc(f, inbox);
@@ -673,15 +497,15 @@ static void header(FILE *f, const struct run *r)
         fputs("<table><tr><th>scheduled</th><th>sent</th><th>shed</th><th>completed</th>"
               "<th>unfinished</th></tr><tr>",
               f);
-        num_cell(f, jnum(t, "scheduled"));
-        num_cell(f, jnum(t, "sent"));
-        num_cell(f, jnum(t, "shed"));
-        num_cell(f, jnum(t, "completed"));
-        num_cell(f, jnum(t, "unfinished"));
+        num_cell(f, report_jnum(t, "scheduled"));
+        num_cell(f, report_jnum(t, "sent"));
+        num_cell(f, report_jnum(t, "shed"));
+        num_cell(f, report_jnum(t, "completed"));
+        num_cell(f, report_jnum(t, "unfinished"));
         fputs("</tr></table>\n", f);
     }
     json_t *cons = json_object_get(root, "conservation");
-    const char *line = jstr(cons, "line");
+    const char *line = report_jstr(cons, "line");
     int ok = json_is_true(json_object_get(cons, "ok"));
     fprintf(f, "<p id=\"conservation\" class=\"%s\">", line && ok ? "ok" : "bad");
     esc(f, line ? line : "conservation: not recorded in run.json");
@@ -691,7 +515,8 @@ static void header(FILE *f, const struct run *r)
         fprintf(f,
                 "<p>Generator: %.2f s CPU, dispatch lag p99 %.3f ms, %.0f late sends, "
                 "saturated: <span class=\"%s\">%s</span>%s.</p>\n",
-                jnum(gen, "cpu_s"), jnum(gen, "lag_p99_ms"), jnum(gen, "late_sends"),
+                report_jnum(gen, "cpu_s"), report_jnum(gen, "lag_p99_ms"),
+                report_jnum(gen, "late_sends"),
                 json_is_true(json_object_get(gen, "saturated")) ? "bad" : "ok",
                 json_is_true(json_object_get(gen, "saturated")) ? "yes" : "no",
                 json_is_true(json_object_get(gen, "interrupted")) ? "; interrupted by a signal"
@@ -739,7 +564,7 @@ static int write_page(const char *path, void (*body)(FILE *, const void *), cons
 
 static void report_body(FILE *f, const void *arg)
 {
-    const struct run *r = arg;
+    const struct report_run *r = arg;
     header(f, r);
     fputs("<h2 id=\"charts\">Over time</h2>\n", f);
     charts(f, r);
@@ -749,7 +574,7 @@ static void report_body(FILE *f, const void *arg)
     pct_head(f, "whole run");
     pct_rows_walk(f, json_object_get(r->root, "totals"), "totals");
     fputs("</table>\n", f);
-    inbound_section(f, r->root);
+    inbound_section(f, r);
     faults_section(f, r->root);
     fputs("<h2 id=\"config\">Configuration</h2>\n<table class=\"config\">\n", f);
     config_rows(f, json_object_get(r->root, "config"), "");
@@ -761,24 +586,24 @@ static void report_body(FILE *f, const void *arg)
 
 int report_write(const char *run_dir, struct flood_err *err)
 {
-    struct run r;
-    if (run_load(&r, run_dir, err))
+    struct report_run r;
+    if (report_run_load(&r, run_dir, err))
         return -1;
     char *path = flood_xasprintf("%s/report.html", run_dir);
-    char *title = flood_xasprintf("flood report %s", jstr(r.root, "started_at")
-                                                         ? jstr(r.root, "started_at")
+    char *title = flood_xasprintf("flood report %s", report_jstr(r.root, "started_at")
+                                                         ? report_jstr(r.root, "started_at")
                                                          : run_dir);
     int rc = write_page(path, report_body, &r, title, err);
     free(title);
     free(path);
-    run_free(&r);
+    report_run_free(&r);
     return rc;
 }
 
 /* ---- the compare overlay ------------------------------------------------------------- */
 
 struct runs {
-    struct run *r;
+    struct report_run *r;
     size_t n;
 };
 
@@ -793,20 +618,21 @@ static void compare_body(FILE *f, const void *arg)
     for (size_t i = 0; i < n; i++) {
         const json_t *t = json_object_get(rs->r[i].root, "totals");
         const json_t *lat = json_object_get(t, "latency_ms");
-        fprintf(f, "<tr><td class=\"k\"><span class=\"bar\" style=\"width:12px;background:%s\">"
-                   "</span> ",
+        fprintf(f,
+                "<tr><td class=\"k\"><span class=\"bar\" style=\"width:12px;background:%s\">"
+                "</span> ",
                 plot_color(i));
         esc(f, rs->r[i].dir);
         fputs("</td><td>", f);
-        esc(f, jstr(rs->r[i].root, "started_at"));
+        esc(f, report_jstr(rs->r[i].root, "started_at"));
         fputs("</td>", f);
-        num_cell(f, jnum(t, "sent"));
-        num_cell(f, jnum(t, "shed"));
-        num_cell(f, jnum(t, "completed"));
-        num_cell(f, jnum(lat, "p50"));
-        num_cell(f, jnum(lat, "p99"));
-        num_cell(f, jnum(lat, "p99.9"));
-        num_cell(f, jnum(lat, "max"));
+        num_cell(f, report_jnum(t, "sent"));
+        num_cell(f, report_jnum(t, "shed"));
+        num_cell(f, report_jnum(t, "completed"));
+        num_cell(f, report_jnum(lat, "p50"));
+        num_cell(f, report_jnum(lat, "p99"));
+        num_cell(f, report_jnum(lat, "p99.9"));
+        num_cell(f, report_jnum(lat, "max"));
         fputs("</tr>\n", f);
     }
     fputs("</table>\n", f);
@@ -844,15 +670,15 @@ static void compare_body(FILE *f, const void *arg)
 int report_compare_write(const char *out_file, char *const *run_dirs, size_t n,
                          struct flood_err *err)
 {
-    struct runs rs = {.r = flood_xcalloc(n ? n : 1, sizeof(struct run)), .n = 0};
+    struct runs rs = {.r = flood_xcalloc(n ? n : 1, sizeof(struct report_run)), .n = 0};
     int rc = -1;
     for (; rs.n < n; rs.n++)
-        if (run_load(&rs.r[rs.n], run_dirs[rs.n], err))
+        if (report_run_load(&rs.r[rs.n], run_dirs[rs.n], err))
             goto out;
     rc = write_page(out_file, compare_body, &rs, "flood runs compared", err);
 out:
     for (size_t i = 0; i < rs.n; i++)
-        run_free(&rs.r[i]);
+        report_run_free(&rs.r[i]);
     free(rs.r);
     return rc;
 }

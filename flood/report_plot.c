@@ -151,10 +151,11 @@ static void compute_frame(const struct plot *p, struct frame *fr)
     }
     if (p->kind != PLOT_LINES || xmin > 0)
         xmin = 0;
-    if (p->kind == PLOT_PERCENTILE)
+    if (p->kind == PLOT_PERCENTILE || (p->kind == PLOT_LINES && xmin == 0))
         xmax = ceil(xmax) < 1 ? 1 : ceil(xmax);
     if (xmax <= xmin)
         xmax = xmin + 1;
+    ymax *= 1.04; /* a little headroom: a line at the maximum stays off the frame */
     double ys = nice_step(ymax);
     fr->x0 = xmin;
     fr->x1 = xmax;
@@ -179,8 +180,8 @@ static void axes(FILE *f, const struct plot *p, const struct frame *fr)
     double ys = nice_step(fr->y1 - fr->y0);
     for (double y = fr->y0; y <= fr->y1 + ys / 1e6; y += ys) {
         double py = sy(fr, y);
-        fprintf(f, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", ML,
-                py, ML + PW, py);
+        fprintf(f, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", ML, py,
+                ML + PW, py);
         fmt_tick(t, sizeof(t), y);
         fprintf(f, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
                 ML - 6, py + 4, t);
@@ -193,8 +194,8 @@ static void axes(FILE *f, const struct plot *p, const struct frame *fr)
                 snprintf(t, sizeof(t), "0%%");
             else
                 snprintf(t, sizeof(t), "%.*f%%", k > 2 ? k - 2 : 0, 100 - 100 / pow(10, k));
-            fprintf(f, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>",
-                    px, MT, px, MT + PH);
+            fprintf(f, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", px,
+                    MT, px, MT + PH);
             fprintf(f,
                     "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n",
                     px, MT + PH + 16, t);
@@ -206,8 +207,8 @@ static void axes(FILE *f, const struct plot *p, const struct frame *fr)
         for (double x = ceil(fr->x0 / xs) * xs; x <= fr->x1 + xs / 1e6; x += xs) {
             double px = sx(fr, x);
             fmt_tick(t, sizeof(t), x);
-            fprintf(f, "<line class=\"axis\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>",
-                    px, MT + PH, px, MT + PH + 4);
+            fprintf(f, "<line class=\"axis\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", px,
+                    MT + PH, px, MT + PH + 4);
             fprintf(f,
                     "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n",
                     px, MT + PH + 16, t);
@@ -249,26 +250,31 @@ static void draw_line(FILE *f, const struct plot *p, const struct frame *fr,
 {
     series_open(f, s);
     double end = p->kind == PLOT_PERCENTILE ? pct_end(s) : 0;
-    size_t drawn = 0;
-    double lx = 0, ly = 0;
+    size_t drawn = 0, run = 0;
     for (size_t i = 0; i < s->n; i++) {
         double x = point_x(p, s, i, end), y = s->y[i];
-        if (!isfinite(x) || !isfinite(y))
+        if (!isfinite(x) || !isfinite(y)) {
+            run = 0; /* a gap (a second with no figure): the line breaks */
             continue;
+        }
         if (drawn == 0)
-            fprintf(f, "<path d=\"M");
-        else
-            fputs(" L", f);
-        lx = sx(fr, x);
-        ly = sy(fr, y);
-        fprintf(f, "%.1f,%.1f", lx, ly);
+            fputs("<path d=\"", f);
+        fprintf(f, "%s%.1f,%.1f", run == 0 ? (drawn ? " M" : "M") : " L", sx(fr, x), sy(fr, y));
         drawn++;
+        run++;
     }
     if (drawn)
         fprintf(f, "\" fill=\"none\" stroke=\"%s\" stroke-width=\"1.8\"%s/>", s->color,
                 s->dashed ? " stroke-dasharray=\"6 3\"" : "");
-    if (drawn == 1) /* a lone point draws no line: mark it */
-        fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>", lx, ly, s->color);
+    /* points standing alone draw no line: mark them */
+    for (size_t i = 0; i < s->n; i++) {
+        double x = point_x(p, s, i, end), y = s->y[i];
+        int prev = i > 0 && isfinite(s->y[i - 1]) && isfinite(point_x(p, s, i - 1, end));
+        int next = i + 1 < s->n && isfinite(s->y[i + 1]) && isfinite(point_x(p, s, i + 1, end));
+        if (isfinite(x) && isfinite(y) && !prev && !next)
+            fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>", sx(fr, x),
+                    sy(fr, y), s->color);
+    }
     fputs("</g>\n", f);
 }
 
@@ -310,8 +316,8 @@ static void legend(FILE *f, const struct plot *p)
                     "stroke-width=\"2.5\"%s/>",
                     x, y + 1, x + 14, y + 1, s->color,
                     s->dashed ? " stroke-dasharray=\"4 2\"" : "");
-        fprintf(f, "<text class=\"legend%s\" x=\"%.1f\" y=\"%.1f\">", empty ? " empty" : "",
-                x + 20, y + 5);
+        fprintf(f, "<text class=\"legend%s\" x=\"%.1f\" y=\"%.1f\">", empty ? " empty" : "", x + 20,
+                y + 5);
         plot_html_escape(f, s->name);
         if (empty)
             fputs(" (no data)", f);
@@ -328,8 +334,7 @@ void plot_svg(FILE *f, const struct plot *p)
     plot_html_escape(f, p->title);
     fputs("</figcaption>\n<svg id=\"", f);
     plot_html_escape(f, p->id);
-    fprintf(f,
-            "\" class=\"plot %s\" viewBox=\"0 0 %.0f %.0f\" role=\"img\"><title>",
+    fprintf(f, "\" class=\"plot %s\" viewBox=\"0 0 %.0f %.0f\" role=\"img\"><title>",
             p->kind == PLOT_STACKED      ? "stacked"
             : p->kind == PLOT_PERCENTILE ? "percentile"
                                          : "lines",

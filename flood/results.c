@@ -239,6 +239,16 @@ json_t *results_json(const struct stats *st, const struct results_info *ri)
         put(p, "duplicates", jint(pt.duplicates));
         put(p, "unknown", jint(pt.unknown));
         put(p, "follow_to_accept_ms", hist_json(fa));
+        /* answers that closed after the series' last second (the grace period's) */
+        struct probes_second tail;
+        hist_reset(fa);
+        probes_peek_second(ri->probes, &tail, fa);
+        json_t *a = json_object();
+        put(a, "accepts", jint(tail.accepted));
+        put(a, "rejects", jint(tail.rejected));
+        put(a, "f2a_p50_ms", jms(hist_value_at_percentile(fa, 50) / 1000.0));
+        put(a, "f2a_p99_ms", jms(hist_value_at_percentile(fa, 99) / 1000.0));
+        put(p, "after_series", a);
         put(root, "probes", p);
         hist_free(fa);
     }
@@ -276,9 +286,18 @@ json_t *results_json(const struct stats *st, const struct results_info *ri)
         put(e, "outcomes", outcomes_json(x->outcomes));
         put(e, "p50_ms", jms(x->p50_ms));
         put(e, "p99_ms", jms(x->p99_ms));
+        put(e, "max_ms", jms(x->max_ms));
+        put(e, "service_p50_ms", jms(x->service_p50_ms));
+        put(e, "service_p99_ms", jms(x->service_p99_ms));
         put(e, "lag_p99_ms", jms(x->lag_p99_ms));
         put(e, "late", jint(x->late));
         put(e, "in_flight", jint(x->in_flight));
+        if (st->probes) {
+            put(e, "accepts", jint(x->accepts));
+            put(e, "rejects", jint(x->rejects));
+            put(e, "f2a_p50_ms", jms(x->f2a_p50_ms));
+            put(e, "f2a_p99_ms", jms(x->f2a_p99_ms));
+        }
         json_array_append_new(series, e);
     }
     put(root, "series", series);

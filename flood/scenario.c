@@ -118,7 +118,7 @@ int scenario_parse_actor(const char *s, int *instance, int *actor)
             return -1;
     long i = trailing_number(s, (size_t)(slash - s));
     long a = trailing_number(slash + 1, strlen(slash + 1));
-    if (i < 1 || a < 0)
+    if (i < 1 || a < 1)
         return -1;
     *instance = (int)i;
     *actor = (int)a;
@@ -230,6 +230,8 @@ static int parse_words(struct pctx *p, char **w, size_t n, struct scenario_step 
         if (n < 2 || !eq(w[1], "accept"))
             return fail(p, "unknown expectation '%s' (expect accept within DURATION)",
                         n > 1 ? w[1] : "");
+        if (n < 4 || !eq(w[n - 2], "within"))
+            return fail(p, "'%s' needs 'within DURATION'", "expect accept");
         if (take_within(p, w, &n, 1, 1, st) < 0)
             return -1;
         if (n != 2)
@@ -238,6 +240,8 @@ static int parse_words(struct pctx *p, char **w, size_t n, struct scenario_step 
         return 0;
     }
     if (eq(k, "undo")) {
+        if (n > 2 && (eq(w[1], "follow") || eq(w[1], "like")))
+            return fail(p, "unexpected '%s' after the undo (it undoes the last one)", w[2]);
         if (n == 2 && eq(w[1], "follow"))
             st->kind = SC_UNDO_FOLLOW;
         else if (n == 2 && eq(w[1], "like"))
@@ -318,8 +322,9 @@ static int parse_words(struct pctx *p, char **w, size_t n, struct scenario_step 
         else if (eq(what, "mention-notified") || eq(what, "like-counted"))
             return fail(p, "unexpected '%s' after the api check", w[2]);
         else
-            return fail(p, "unknown api check '%s' (mention-notified, like-counted, "
-                           "follow-crowd)",
+            return fail(p,
+                        "unknown api check '%s' (mention-notified, like-counted, "
+                        "follow-crowd)",
                         what);
         return 0;
     }

@@ -21,9 +21,9 @@
 
 #include "flood/err.h"
 
-#define SCENARIO_NAME_MAX  32   /* a timer name */
-#define SCENARIO_LINE_MAX  512  /* longer lines are an error */
-#define SCENARIO_STEPS_MAX 1000 /* steps a file may hold */
+#define SCENARIO_NAME_MAX   32             /* a timer name */
+#define SCENARIO_LINE_MAX   512            /* longer lines are an error */
+#define SCENARIO_STEPS_MAX  1000           /* steps a file may hold */
 #define SCENARIO_DUR_MAX_MS (3600L * 1000) /* one hour */
 
 enum scenario_kind {
@@ -36,15 +36,15 @@ enum scenario_kind {
     SC_POST_MENTION,
     SC_LIKE,
     SC_UNDO_LIKE,
-    SC_SEND_BAD,      /* bad */
-    SC_SEND_DIALECT,  /* dialect, expect_accepted */
+    SC_SEND_BAD,     /* bad */
+    SC_SEND_DIALECT, /* dialect, expect_accepted */
     SC_ROTATE,
-    SC_API_MENTION,   /* ms */
-    SC_API_LIKE,      /* ms */
+    SC_API_MENTION,      /* ms */
+    SC_API_LIKE,         /* ms */
     SC_API_FOLLOW_CROWD, /* ms */
-    SC_WAIT,          /* ms */
-    SC_TIMER_START,   /* name */
-    SC_TIMER_STOP,    /* name */
+    SC_WAIT,             /* ms */
+    SC_TIMER_START,      /* name */
+    SC_TIMER_STOP,       /* name */
     SC__KINDS
 };
 
@@ -67,16 +67,16 @@ enum scenario_dialect {
 
 struct scenario_step {
     enum scenario_kind kind;
-    int line;                 /* 1-based line in the file */
-    char *text;               /* the step as written, trimmed, comment removed (owned) */
-    int has_as;               /* an "as I/A" was given */
-    int instance, actor;      /* from "as I/A", else 1/1 */
-    int signed_get;           /* SC_DISCOVER_ACTOR */
-    enum scenario_bad bad;    /* SC_SEND_BAD */
+    int line;                      /* 1-based line in the file */
+    char *text;                    /* the step as written, trimmed, comment removed (owned) */
+    int has_as;                    /* an "as I/A" was given */
+    int instance, actor;           /* from "as I/A", else 1/1 */
+    int signed_get;                /* SC_DISCOVER_ACTOR */
+    enum scenario_bad bad;         /* SC_SEND_BAD */
     enum scenario_dialect dialect; /* SC_SEND_DIALECT */
-    int expect_accepted;      /* SC_SEND_DIALECT with "expect accepted" */
-    long ms;                  /* durations; the default when not written */
-    char name[SCENARIO_NAME_MAX]; /* timers */
+    int expect_accepted;           /* SC_SEND_DIALECT with "expect accepted" */
+    long ms;                       /* durations; the default when not written */
+    char name[SCENARIO_NAME_MAX];  /* timers */
 };
 
 struct scenario {
@@ -110,7 +110,8 @@ const char *scenario_dialect_name(enum scenario_dialect d);
 /* Parse a duration ("10s", "500ms", "2m"; 0 < d <= SCENARIO_DUR_MAX_MS) into *ms.
  * 0, or -1. */
 int scenario_parse_duration(const char *s, long *ms);
-/* Parse "I/A" ("1/2", "flood1/user2"): instance >= 1, actor >= 0. 0, or -1. */
+/* Parse "I/A" ("1/2", "flood1/user2"): instance >= 1, actor >= 1 (the
+ * instance actor, 0, signs only the crowd's GETs). 0, or -1. */
 int scenario_parse_actor(const char *s, int *instance, int *actor);
 
 #endif

@@ -247,6 +247,10 @@ static void open_unlink(struct sender *s, struct signer_req *r)
 static int add_easy(struct sender *s, struct signer_req *r)
 {
     CURL *e = r->easy;
+    /* --timeout covers the whole activity from its start: time spent queued behind busy
+     * connections (and a first knock) counts, as curl's own timeout counts its queue. */
+    long left = s->o.timeout_ms - (long)((rel_now(s) - r->start_ns) / 1000000);
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, left > 1 ? left : 1L);
     curl_easy_setopt(e, CURLOPT_URL, r->url);
     curl_easy_setopt(e, CURLOPT_POSTFIELDS, r->body);
     curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, (long)r->body_len);
@@ -256,7 +260,8 @@ static int add_easy(struct sender *s, struct signer_req *r)
     return curl_multi_add_handle(s->multi, e) == CURLM_OK ? 0 : -1;
 }
 
-/* The origin of a URL: everything before the path. */
+/* The origin of a URL: everything before the path. Hand-written, not url_split: it runs
+ * for every request sent and only groups requests by a prefix (the signer parsed the URL). */
 static struct origin *origin_of(struct sender *s, const char *url)
 {
     const char *p = strstr(url, "://");
@@ -295,9 +300,11 @@ static void submit(struct sender *s, struct signer_req *r)
     }
 }
 
-/* An origin's connection is free again: start the next queued request. */
-static void origin_release(struct sender *s, struct origin *o)
+/* An origin's connection is free again: start the next queued request. Returns 1 when
+ * one was handed to curl. */
+static int origin_release(struct sender *s, struct origin *o)
 {
+    int started = 0;
     o->active--;
     while (o->qhead && o->active < s->o.connections) {
         struct signer_req *r = o->qhead;
@@ -306,16 +313,42 @@ static void origin_release(struct sender *s, struct origin *o)
             o->qtail = NULL;
         r->qnext = NULL;
         submit(s, r);
+        started = 1;
     }
+    return started;
 }
 
 static void complete_now(struct sender *s, struct signer_req *r, int outcome)
 {
     open_unlink(s, r);
     s->inflight--;
-    stats_done(s->stats, r->op, outcome, 0, r->bad, r->intended_ns, r->start_ns, rel_now(s));
+    int64_t now = rel_now(s);
+    stats_tick(s->stats, now, s->inflight); /* the completion's second is the current one */
+    stats_done(s->stats, r->op, outcome, 0, r->bad, r->intended_ns, r->start_ns, now);
     easy_put(s, r->easy);
     signer_req_free(r);
+}
+
+/* Requests still queued behind their origin's busy connections when --timeout has passed
+ * since their start end as timeouts, as they would have in curl's own queue: a target that
+ * stops answering shows as timeouts, not as a pile of unfinished requests at the end. The
+ * queues are in start order, so only their heads are looked at. */
+static void expire_queued(struct sender *s, int64_t now)
+{
+    int64_t limit = (int64_t)s->o.timeout_ms * 1000000;
+    for (size_t i = 0; i < s->n_origins; i++) {
+        struct origin *o = s->origins[i];
+        while (o->qhead && now - o->qhead->start_ns >= limit) {
+            struct signer_req *r = o->qhead;
+            o->qhead = r->qnext;
+            if (!o->qhead)
+                o->qtail = NULL;
+            r->qnext = NULL;
+            complete_now(s, r, OUT_TIMEOUT);
+        }
+    }
+    if (s->draining && s->inflight == 0)
+        event_base_loopexit(s->base, NULL);
 }
 
 static void start(struct sender *s, struct signer_req *r)
@@ -348,6 +381,7 @@ static void check_done(struct sender *s)
     CURLMsg *m;
     int left;
     int readded = 0;
+again:
     while ((m = curl_multi_info_read(s->multi, &left))) {
         if (m->msg != CURLMSG_DONE)
             continue;
@@ -383,12 +417,15 @@ static void check_done(struct sender *s)
         struct origin *o = r->origin;
         easy_put(s, e);
         signer_req_free(r);
-        origin_release(s, o);
-        readded = 1;
+        if (origin_release(s, o))
+            readded = 1;
     }
     if (readded) {
+        /* start what was handed to curl now; it may finish more at once */
         int running;
+        readded = 0;
         curl_multi_socket_action(s->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+        goto again;
     }
     if (s->draining && s->inflight == 0)
         event_base_loopexit(s->base, NULL);
@@ -540,7 +577,10 @@ static void on_tick(evutil_socket_t fd, short kind, void *arg)
     (void)kind;
     struct sender *s = arg;
     int64_t now = rel_now(s);
+    expire_queued(s, now);
     stats_tick(s->stats, now, s->inflight);
+    if (s->o.tick)
+        s->o.tick(s->o.tick_ctx, s->stats, s->inflight);
     if (s->o.live)
         live_line(s, s->stats->cur_sec);
     int64_t next = (now / 1000000000 + 1) * 1000000000;
@@ -563,6 +603,8 @@ struct sender *sender_new(const struct sender_opts *o, struct signer *signer,
         s->o.connections = 64;
     s->signer = signer;
     s->stats = stats;
+    if (s->o.probes)
+        stats_set_probes(stats, s->o.probes); /* Follow-to-Accept per second in the series */
     s->sched = *sched;
     sched_rewind(&s->sched);
     struct event_config *cfg = event_config_new();

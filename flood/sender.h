@@ -32,6 +32,10 @@ struct sender_opts {
     /* extra text for the live line (e.g. inbound_live), may be NULL */
     void (*live_extra)(void *ctx, char *buf, size_t size);
     void *live_ctx;
+    /* called on the event loop's thread once a second, after the second's figures are
+     * closed (e.g. metrics_pub_stats); may be NULL */
+    void (*tick)(void *ctx, const struct stats *st, uint64_t in_flight);
+    void *tick_ctx;
 };
 
 /* Parse "A-B" (IPv4, A <= B) or a single address into o->src_base/src_count. */

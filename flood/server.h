@@ -34,11 +34,11 @@ size_t server_req_headers(const struct server_req *req, struct sign_header *hdrs
 
 /* What a fault hook asks the server to do with a request before answering. */
 struct server_fault {
-    long delay_ms;     /* answer after this long (the connection suspended meanwhile) */
-    int status;        /* answer this status instead (with retry_after when > 0) */
-    long retry_after;  /* seconds, 0 for none */
-    int reset;         /* close the connection at once (RST) */
-    int hang;          /* never answer; the client times out */
+    long delay_ms;    /* answer after this long (the connection suspended meanwhile) */
+    int status;       /* answer this status instead (with retry_after when > 0) */
+    long retry_after; /* seconds, 0 for none */
+    int reset;        /* close the connection at once (RST) */
+    int hang;         /* never answer; the client times out */
 };
 
 /* Hooks: each returns 0 for "not mine" (the server answers by default) or an HTTP status

@@ -1,5 +1,6 @@
 /* flood/signer.c: signer threads filling the look-ahead ring (see signer.h). */
 #include "flood/signer.h"
+#include "flood/url.h"
 
 #include <errno.h>
 #include <math.h>
@@ -124,59 +125,26 @@ static int bad_kind(const struct signer_opts *o, uint64_t seq)
     return 1 + (int)(mix64(h) % 3);
 }
 
-/* The parts of a URL a signature covers. */
-struct url_parts {
+/* The parts of a URL a signature covers, with the URL they came from: a one-entry cache,
+ * since a run signs many requests to one inbox. */
+struct signer_url {
     char url[WF_URL_MAX * 2];
-    char scheme[16];
-    char authority[WF_HOST_MAX + 8];
-    char path[WF_URL_MAX * 2];
+    struct url_parts p;
 };
 
-static int url_split(const char *url, struct url_parts *u, struct flood_err *err)
+static int signer_url_split(const char *url, struct signer_url *u, struct flood_err *err)
 {
     if (!strcmp(url, u->url))
         return 0;
-    CURLU *h = curl_url();
-    if (!h) {
-        flood_err_set(err, FLOOD_EIO, "signer: out of memory");
+    u->url[0] = '\0';
+    if (strlen(url) >= sizeof(u->url)) {
+        flood_err_set(err, FLOOD_ELIMIT, "signer: URL too long '%.80s'", url);
         return -1;
     }
-    char *scheme = NULL, *host = NULL, *port = NULL, *path = NULL, *query = NULL;
-    int rc = -1;
-    if (curl_url_set(h, CURLUPART_URL, url, 0) != CURLUE_OK ||
-        curl_url_get(h, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
-        curl_url_get(h, CURLUPART_HOST, &host, 0) != CURLUE_OK ||
-        curl_url_get(h, CURLUPART_PATH, &path, 0) != CURLUE_OK) {
-        flood_err_set(err, FLOOD_EINVAL, "signer: cannot parse URL '%s'", url);
-        goto out;
-    }
-    curl_url_get(h, CURLUPART_PORT, &port, CURLU_NO_DEFAULT_PORT);
-    curl_url_get(h, CURLUPART_QUERY, &query, 0);
-    if (strlen(url) >= sizeof(u->url) || strlen(scheme) >= sizeof(u->scheme)) {
-        flood_err_set(err, FLOOD_ELIMIT, "signer: URL too long '%.80s'", url);
-        goto out;
-    }
-    int n1 = snprintf(u->authority, sizeof(u->authority), "%s%s%s", host, port ? ":" : "",
-                      port ? port : "");
-    int n2 =
-        snprintf(u->path, sizeof(u->path), "%s%s%s", path, query ? "?" : "", query ? query : "");
-    if (n1 < 0 || (size_t)n1 >= sizeof(u->authority) || n2 < 0 || (size_t)n2 >= sizeof(u->path)) {
-        flood_err_set(err, FLOOD_ELIMIT, "signer: URL too long '%.80s'", url);
-        goto out;
-    }
-    snprintf(u->scheme, sizeof(u->scheme), "%s", scheme);
-    snprintf(u->url, sizeof(u->url), "%s", url);
-    rc = 0;
-out:
-    curl_free(scheme);
-    curl_free(host);
-    curl_free(port);
-    curl_free(path);
-    curl_free(query);
-    curl_url_cleanup(h);
-    if (rc)
-        u->url[0] = 0;
-    return rc;
+    if (url_split(url, &u->p, err) < 0)
+        return -1;
+    memcpy(u->url, url, strlen(url) + 1);
+    return 0;
 }
 
 static struct curl_slist *slist_add(struct curl_slist *l, const char *line)
@@ -190,7 +158,7 @@ static struct curl_slist *slist_add(struct curl_slist *l, const char *line)
 }
 
 /* (Re)make r's headers for dialect d (or SIGNER_NONE). */
-static int sign_headers(struct signer *s, struct signer_req *r, int d, struct url_parts *u,
+static int sign_headers(struct signer *s, struct signer_req *r, int d, struct signer_url *u,
                         struct flood_err *err)
 {
     curl_slist_free_all(r->headers);
@@ -210,7 +178,7 @@ static int sign_headers(struct signer *s, struct signer_req *r, int d, struct ur
         r->headers = l;
         return 0;
     }
-    if (url_split(r->url, u, err)) {
+    if (signer_url_split(r->url, u, err)) {
         curl_slist_free_all(l);
         return -1;
     }
@@ -225,9 +193,9 @@ static int sign_headers(struct signer *s, struct signer_req *r, int d, struct ur
     struct sign_header hdr = {"Content-Type", "application/activity+json"};
     struct sign_msg msg = {
         .method = "POST",
-        .scheme = u->scheme,
-        .authority = u->authority,
-        .path = u->path,
+        .scheme = u->p.scheme,
+        .authority = u->p.authority,
+        .path = u->p.target,
         .headers = &hdr,
         .n_headers = 1,
         .body = r->signed_body,
@@ -253,7 +221,7 @@ static int sign_headers(struct signer *s, struct signer_req *r, int d, struct ur
 
 /* A request from a built item (the item's strings move into it). */
 static struct signer_req *make_req(struct signer *s, struct workload_item *it, int64_t t,
-                                   struct url_parts *u, struct flood_err *err)
+                                   struct signer_url *u, struct flood_err *err)
 {
     struct signer_req *r = flood_xcalloc(1, sizeof(*r));
     r->seq = it->seq;
@@ -292,7 +260,7 @@ int signer_resign(struct signer *s, struct signer_req *r, struct flood_err *err)
         flood_err_set(err, FLOOD_EINVAL, "signer: no second dialect");
         return -1;
     }
-    struct url_parts u;
+    struct signer_url u;
     u.url[0] = 0;
     int d = r->dialect == s->o.dialects[0] ? s->o.dialects[1] : s->o.dialects[0];
     if (sign_headers(s, r, d, &u, err))
@@ -322,7 +290,7 @@ static void deadline(struct timespec *ts, int64_t abs_ns)
 static void *signer_main(void *arg)
 {
     struct signer *s = arg;
-    struct url_parts u;
+    struct signer_url u;
     u.url[0] = 0;
     pthread_mutex_lock(&s->lock);
     while (!s->stop && s->next_t >= 0 && !atomic_load(&s->failed)) {

@@ -112,7 +112,9 @@ struct stats *stats_new(void)
         hist_init(&s->op[i].lag);
     }
     hist_init(&s->sec_latency);
+    hist_init(&s->sec_service);
     hist_init(&s->sec_lag);
+    s->sec_f2a = hist_new();
     return s;
 }
 
@@ -121,6 +123,7 @@ void stats_free(struct stats *s)
     if (!s)
         return;
     free(s->series);
+    hist_free(s->sec_f2a);
     free(s);
 }
 
@@ -190,8 +193,20 @@ void stats_done(struct stats *s, enum op_kind op, int outcome, int retry_after, 
     struct stats_sec *sec = sec_at(s, done_ns);
     sec->completed++;
     sec->outcomes[outcome]++;
-    if ((size_t)(done_ns / 1000000000) == s->cur_sec)
+    if ((size_t)(done_ns / 1000000000) == s->cur_sec) {
         hist_record(&s->sec_latency, lat);
+        hist_record(&s->sec_service, us_of(done_ns - start_ns));
+    }
+}
+
+void stats_set_probes(struct stats *s, struct probes *p)
+{
+    s->probes = p;
+}
+
+static double ms_at(const struct hist *h, double pct)
+{
+    return hist_value_at_percentile(h, pct) / 1000.0;
 }
 
 void stats_tick(struct stats *s, int64_t now_ns, uint64_t in_flight)
@@ -199,12 +214,25 @@ void stats_tick(struct stats *s, int64_t now_ns, uint64_t in_flight)
     size_t now_sec = now_ns > 0 ? (size_t)(now_ns / 1000000000) : 0;
     while (s->cur_sec < now_sec) {
         struct stats_sec *sec = sec_at(s, (int64_t)s->cur_sec * 1000000000);
-        sec->p50_ms = hist_value_at_percentile(&s->sec_latency, 50) / 1000.0;
-        sec->p99_ms = hist_value_at_percentile(&s->sec_latency, 99) / 1000.0;
-        sec->lag_p99_ms = hist_value_at_percentile(&s->sec_lag, 99) / 1000.0;
+        sec->p50_ms = ms_at(&s->sec_latency, 50);
+        sec->p99_ms = ms_at(&s->sec_latency, 99);
+        sec->max_ms = hist_max(&s->sec_latency) / 1000.0;
+        sec->service_p50_ms = ms_at(&s->sec_service, 50);
+        sec->service_p99_ms = ms_at(&s->sec_service, 99);
+        sec->lag_p99_ms = ms_at(&s->sec_lag, 99);
+        if (s->probes) {
+            struct probes_second ps;
+            probes_take_second(s->probes, &s->sec_f2a, &ps);
+            sec->accepts = ps.accepted;
+            sec->rejects = ps.rejected;
+            sec->f2a_p50_ms = ms_at(s->sec_f2a, 50);
+            sec->f2a_p99_ms = ms_at(s->sec_f2a, 99);
+            hist_reset(s->sec_f2a);
+        }
         sec->in_flight = in_flight;
         sec->closed = 1;
         hist_reset(&s->sec_latency);
+        hist_reset(&s->sec_service);
         hist_reset(&s->sec_lag);
         s->cur_sec++;
     }

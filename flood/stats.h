@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "flood/hist.h"
+#include "flood/probes.h"
 #include "flood/workload.h"
 
 /* Outcome of one request. The transport kinds add up to "transport" in run.json. */
@@ -66,8 +67,13 @@ struct stats_sec {
     uint64_t offered, sent, shed, completed, late;
     uint64_t outcomes[OUT__COUNT];
     double p50_ms, p99_ms; /* corrected latency of the requests completed that second */
-    double lag_p99_ms;     /* dispatch lag of the sends of that second */
-    uint64_t in_flight;    /* at the second's end */
+    double max_ms;         /* their largest corrected latency (exact) */
+    double service_p50_ms, service_p99_ms; /* their service time (from the actual send) */
+    double lag_p99_ms;                     /* dispatch lag of the sends of that second */
+    /* Follows of this run answered while the second was current (stats_set_probes) */
+    uint64_t accepts, rejects;
+    double f2a_p50_ms, f2a_p99_ms; /* Follow-to-Accept of those Accepts */
+    uint64_t in_flight;            /* at the second's end */
     int closed;
 };
 
@@ -76,7 +82,10 @@ struct stats {
     struct stats_sec *series; /* owned; one per second from the start */
     size_t n_series, cap_series;
     struct hist sec_latency; /* the current second's completions */
+    struct hist sec_service; /* the same, service time */
     struct hist sec_lag;     /* the current second's sends */
+    struct probes *probes;   /* borrowed, may be NULL: read at each second's close */
+    struct hist *sec_f2a;    /* owned; swapped with the probes' (probes_take_second) */
     size_t cur_sec;          /* the second sec_* belong to */
     uint64_t late_sends;     /* sends with dispatch lag over STATS_LATE_US */
     uint64_t not_ready;      /* requests the signers had not ready at their intended time */
@@ -95,8 +104,14 @@ void stats_sent(struct stats *s, enum op_kind op, int64_t intended_ns, int64_t s
  * bad-signature kind (BAD_NONE for a good one). */
 void stats_done(struct stats *s, enum op_kind op, int outcome, int retry_after, int bad,
                 int64_t intended_ns, int64_t start_ns, int64_t done_ns);
+/* Read Follow-to-Accept per second from p (borrowed; it must outlive s's last
+ * stats_tick): each second closed by stats_tick takes what p closed since the previous
+ * one (probes_take_second). NULL stops it. */
+void stats_set_probes(struct stats *s, struct probes *p);
 /* Close every second before now_ns (computing its percentiles); in_flight is recorded
- * for the seconds closed. */
+ * for the seconds closed. With probes set, the first second closed by a call gets the
+ * Accepts and Rejects that arrived since the previous call (a late tick shifts them by
+ * the tick's lateness, never loses them). */
 void stats_tick(struct stats *s, int64_t now_ns, uint64_t in_flight);
 
 /* Sent and never completed: set by the sender at the end, per operation. */

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "flood/url.h"
+
 #define SPEC_MAX     1024
 #define LINE_MAX_LEN 4096
 
@@ -163,17 +165,11 @@ static char *pct_encode(const char *s)
 /* Host (with port) of an http(s) URL into out, lower-cased; "" when none. */
 static void host_of(const char *url, char *out, size_t size)
 {
+    struct url_parts u;
+    struct flood_err err;
     out[0] = '\0';
-    const char *p = url ? strstr(url, "://") : NULL;
-    if (!p)
-        return;
-    p += 3;
-    size_t n = strcspn(p, "/?#");
-    if (n >= size)
-        return;
-    for (size_t i = 0; i < n; i++)
-        out[i] = (char)tolower((unsigned char)p[i]);
-    out[n] = '\0';
+    if (url && url_split(url, &u, &err) == 0 && strlen(u.authority) < size)
+        memcpy(out, u.authority, strlen(u.authority) + 1);
 }
 
 /* GET url and parse a JSON object. step names it in errors. new ref, or NULL and err. */
@@ -229,7 +225,7 @@ static void read_outbox(const char *spec, const char *url, const struct http_sig
     if (p->n_posts == 0 && json_is_object(first)) {
         target_outbox_posts(first, &p->posts, &p->n_posts, TARGET_POSTS_MAX);
     } else if (p->n_posts == 0 && json_is_string(first)) {
-        char want[WF_HOST_MAX], got[WF_HOST_MAX];
+        char want[URL_AUTHORITY_MAX], got[URL_AUTHORITY_MAX];
         host_of(url, want, sizeof(want));
         host_of(json_string_value(first), got, sizeof(got));
         json_t *page = NULL;
@@ -302,7 +298,7 @@ int target_discover(const char *spec, const struct crowd *crowd, const struct ta
     const char *shared =
         json_string_value(json_object_get(json_object_get(a, "endpoints"), "sharedInbox"));
     const char *outbox = json_string_value(json_object_get(a, "outbox"));
-    char h1[WF_HOST_MAX], h2[WF_HOST_MAX];
+    char h1[URL_AUTHORITY_MAX], h2[URL_AUTHORITY_MAX];
     host_of(actor_url, h1, sizeof(h1));
     host_of(id, h2, sizeof(h2));
     if (!id || !is_url(id) || strcmp(h1, h2) != 0) {

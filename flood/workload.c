@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "flood/url.h"
 #include "webfinger/activity.h"
 
 #define RUN_BITS      24
@@ -311,16 +312,12 @@ static char *render(struct workload *w, uint64_t seq, const struct entry *e, int
 
 /* ---- creation -------------------------------------------------------------------------- */
 
-/* "scheme://host[:port]" of url into a new string, or NULL. */
+/* "scheme://host[:port]" of an http(s) url into a new string, or NULL. */
 static char *origin_of(const char *url)
 {
-    const char *p = url ? strstr(url, "://") : NULL;
-    if (!p || p == url)
-        return NULL;
-    size_t host = strcspn(p + 3, "/?#");
-    if (host == 0)
-        return NULL;
-    return flood_xstrndup(url, (size_t)(p + 3 - url) + host);
+    struct url_parts u;
+    struct flood_err err;
+    return url && url_split(url, &u, &err) == 0 ? flood_xstrdup(u.origin) : NULL;
 }
 
 static int fill_placeholder(struct pref *r, const char *inbox_url, struct flood_err *err)
@@ -688,7 +685,8 @@ int64_t workload_follow_seq(struct workload *w, const char *follow_id)
     const char *p = follow_id ? strstr(follow_id, "://") : NULL;
     if (!w || !p)
         return -1;
-    /* the id must be exactly our URL: same scheme, host and path as wf_activity_url */
+    /* the id must be exactly our URL: same scheme, host and path as wf_activity_url. Matched
+     * by hand, not url_split: it runs for every Accept/Reject and any other text is refused */
     size_t scheme_len = (size_t)(p - follow_id);
     if (!w->crowd->wf.scheme || strlen(w->crowd->wf.scheme) != scheme_len ||
         strncmp(follow_id, w->crowd->wf.scheme, scheme_len) != 0)

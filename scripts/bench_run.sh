@@ -58,6 +58,24 @@ free_port() {
     python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
 
+# ---- the machine's own timer lateness: a reference for dispatch lag -------------------
+base=$(taskset -c "${GEN_CPU%%-*}" python3 -c '
+import time
+d = []
+for _ in range(400):
+    t = time.monotonic_ns() + 5000000
+    time.sleep(0.005)
+    d.append((time.monotonic_ns() - t) / 1e6)
+d.sort()
+print("%.3f %.3f" % (d[200], d[396]))
+')
+base_p50=${base% *}
+base_p99=${base#* }
+# Dispatch lag cannot beat the machine's own wakeup lateness: besides the issue's 1 ms,
+# every verdict is also given against twice the machine's p99 (at least 1 ms).
+LAG_MACHINE=$(awk -v b="$base_p99" 'BEGIN { v = 2 * b; printf "%.3f", (v > 1 ? v : 1) }')
+echo "bench: this machine's own wakeup lateness (5 ms sleeps on the generator's core): p50 $base_p50 ms, p99 $base_p99 ms; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+
 # ---- nginx: 202 on /inbox, one worker, pinned ------------------------------------------
 NPORT=$(free_port)
 mkdir -p "$TMP/nginx"
@@ -103,15 +121,16 @@ run_flood() {
 }
 j() { jq -r "$2" "$TMP/$1/run.json" 2>/dev/null; }
 
-# sustained NAME RATE: at least 99% of the offered answered 202, lag p99 <= 1 ms, none shed
+# sustained NAME RATE LAG_LIMIT: at least 99% of the offered answered 202, dispatch lag
+# p99 at most LAG_LIMIT ms, none shed
 sustained() {
     local ok lag shed
     ok=$(j "$1" '.totals.outcomes["202"]')
     lag=$(j "$1" '.totals.dispatch_lag_ms.p99')
     shed=$(j "$1" '.totals.shed')
     [ -n "$ok" ] || return 1
-    awk -v ok="$ok" -v r="$2" -v d="$step_s" -v lag="$lag" -v shed="$shed" \
-        'BEGIN { exit !(ok >= 0.99 * r * d && lag <= 1.0 && shed == 0) }'
+    awk -v ok="$ok" -v r="$2" -v d="$step_s" -v lag="$lag" -v shed="$shed" -v lim="$3" \
+        'BEGIN { exit !(ok >= 0.99 * r * d && lag <= lim && shed == 0) }'
 }
 
 # ---- 1. the HTTP path ------------------------------------------------------------------
@@ -148,47 +167,57 @@ wrk_non2xx=$(awk '/Non-2xx/ {print $NF}' "$TMP/wrk.out")
 echo "bench: wrk closed loop, 64 connections, $(wc -c <"$TMP/body.json") byte body: ${wrk_rps} req/s${wrk_non2xx:+ (non-2xx: $wrk_non2xx)}"
 
 best=0
-best_name=""
-for rate in 5000 10000 15000 20000 25000 30000 40000 50000 60000; do
+mbest=0
+for rate in 1000 2000 3000 5000 7500 10000 15000 20000 30000 40000 50000; do
     run_flood "none-$rate" --inbox "$INBOX" --rate "$rate" --duration "${step_s}s" --sign none \
         --timeout 5s
     lag=$(j "none-$rate" '.totals.dispatch_lag_ms.p99')
     ok=$(j "none-$rate" '.totals.outcomes["202"]')
     cpu=$(j "none-$rate" '.generator.loop_cpu_share')
-    if sustained "none-$rate" "$rate"; then
-        echo "bench:   --sign none at $rate/s: sustained ($ok answered, lag p99 $lag ms, loop $cpu of a core)"
+    verdict="not sustained"
+    if sustained "none-$rate" "$rate" 1.0; then
+        verdict="sustained"
         best=$rate
-        best_name="none-$rate"
-    else
-        echo "bench:   --sign none at $rate/s: not sustained ($ok of $((rate * step_s)) answered, lag p99 $lag ms, loop $cpu of a core)"
-        break
     fi
+    if sustained "none-$rate" "$rate" "$LAG_MACHINE"; then
+        mbest=$rate
+        [ "$best" = "$rate" ] || verdict="sustained within the machine's lateness ($LAG_MACHINE ms)"
+    fi
+    echo "bench:   --sign none at $rate/s: $verdict ($ok of $((rate * step_s)) answered, lag p99 $lag ms, event loop $(printf '%.2f' "$cpu") of a core)"
+    [ "$mbest" = "$rate" ] || break
 done
-ratio=$(awk -v a="$best" -v b="$wrk_rps" 'BEGIN { printf "%.2f", b > 0 ? a / b : 0 }')
-echo "bench: HTTP path: flood --sign none sustains $best/s, wrk $wrk_rps/s: ratio $ratio (aim >= 0.5)"
+ratio=$(awk -v a="$best" -v b="$wrk_rps" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
+mratio=$(awk -v a="$mbest" -v b="$wrk_rps" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
+echo "bench: HTTP path: flood --sign none sustains $best/s (lag p99 <= 1 ms) and $mbest/s (<= $LAG_MACHINE ms), wrk $wrk_rps/s: ratio $ratio, $mratio within the machine's lateness (aim >= 0.5)"
 
 # ---- 2. the signed path ----------------------------------------------------------------
 ossl=$(taskset -c "${GEN_CPU%%-*}" openssl speed -seconds 2 rsa2048 2>/dev/null |
     awk '/^rsa 2048 bits/ {print $6}')
 S=$gen_cores
-[ "$S" -gt 1 ] && S=$((S - 0))
 cap=$(awk -v o="$ossl" -v s="$S" 'BEGIN { printf "%d", o * s }')
 sbest=0
+smbest=0
 for f in 1.00 0.95 0.90 0.85 0.80 0.70 0.60 0.50; do
     rate=$(awk -v c="$cap" -v f="$f" 'BEGIN { printf "%d", c * f }')
     run_flood "rsa-$rate" --inbox "$INBOX" --rate "$rate" --duration "${step_s}s" --sign cavage \
         --signers "$S" --timeout 5s
     lag=$(j "rsa-$rate" '.totals.dispatch_lag_ms.p99')
     nr=$(j "rsa-$rate" '.generator.not_ready')
-    if sustained "rsa-$rate" "$rate"; then
-        echo "bench:   RSA-2048 cavage at $rate/s ($f of openssl): sustained (lag p99 $lag ms)"
-        sbest=$rate
-        break
+    verdict="not sustained"
+    if sustained "rsa-$rate" "$rate" "$LAG_MACHINE"; then
+        [ "$smbest" = 0 ] && smbest=$rate
+        verdict="sustained within the machine's lateness ($LAG_MACHINE ms)"
     fi
-    echo "bench:   RSA-2048 cavage at $rate/s ($f of openssl): not sustained (lag p99 $lag ms, $nr not ready in time)"
+    if sustained "rsa-$rate" "$rate" 1.0; then
+        sbest=$rate
+        verdict="sustained"
+    fi
+    echo "bench:   RSA-2048 cavage at $rate/s ($f of openssl): $verdict (lag p99 $lag ms, $nr not signed in time)"
+    [ "$sbest" = 0 ] || break
 done
-sratio=$(awk -v a="$sbest" -v b="$cap" 'BEGIN { printf "%.2f", b > 0 ? a / b : 0 }')
-echo "bench: signed path: $S signer(s) sustain $sbest/s, $S x openssl speed rsa2048 = $cap sign/s: ratio $sratio (aim >= 0.9)"
+sratio=$(awk -v a="$sbest" -v b="$cap" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
+smratio=$(awk -v a="$smbest" -v b="$cap" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
+echo "bench: signed path: $S signer(s) on $gen_cores core(s) (shared with the event loop) sustain $sbest/s (<= 1 ms) and $smbest/s (<= $LAG_MACHINE ms); $S x openssl speed rsa2048 = $cap sign/s: ratio $sratio, $smratio within the machine's lateness (aim >= 0.9)"
 
 # ---- 3. pacing -------------------------------------------------------------------------
 # pace NAME RATE: the worst whole second's deviation from the rate (seconds 1 .. n-2), lag
@@ -197,9 +226,13 @@ pace() {
     worst=$(jq -r --argjson r "$2" '[.series[1:-1][] | ((.sent - $r) | fabs) / $r * 100] | max // 0' \
         "$TMP/$1/run.json" 2>/dev/null)
     lag=$(j "$1" '.totals.dispatch_lag_ms.p99')
-    local verdict=ok
-    awk -v w="$worst" -v l="$lag" 'BEGIN { exit !(w <= 0.5 && l <= 1.0) }' || verdict="NOT within"
-    echo "bench: pacing $3 at $2/s for ${pace_s}s: worst second $(printf '%.3f' "$worst")% off, dispatch lag p99 $lag ms, late sends $(j "$1" .generator.late_sends): $verdict (aim: 0.5%, 1 ms)"
+    local verdict="within 0.5% and 1 ms"
+    if ! awk -v w="$worst" -v l="$lag" 'BEGIN { exit !(w <= 0.5 && l <= 1.0) }'; then
+        verdict="NOT within 0.5% and 1 ms"
+        awk -v w="$worst" -v l="$lag" -v m="$LAG_MACHINE" 'BEGIN { exit !(w <= 0.5 && l <= m) }' &&
+            verdict="$verdict; within 0.5% and the machine's lateness ($LAG_MACHINE ms)"
+    fi
+    echo "bench: pacing $3 at $2/s for ${pace_s}s: worst second $(printf '%.3f' "$worst")% off the rate, dispatch lag p99 $lag ms, late sends $(j "$1" .generator.late_sends): $verdict"
 }
 run_flood pace-none --inbox "$INBOX" --rate 5000 --duration "${pace_s}s" --sign none
 pace pace-none 5000 "--sign none"
@@ -228,4 +261,4 @@ wait "$FPID" 2>/dev/null
 kill "$HPID" 2>/dev/null
 inflight=$(jq -r '[.series[].in_flight] | max' "$TMP/rss/run.json" 2>/dev/null)
 echo "bench: memory: resident $((peak / 1024)) MB with up to $inflight requests in flight (aim: 10000 under 200 MB)"
-echo "bench: figures: wrk=$wrk_rps none_max=$best ratio=$ratio signed_max=$sbest openssl_x_S=$cap signed_ratio=$sratio rss_mb=$((peak / 1024))"
+echo "bench: figures: machine_wakeup_p99_ms=$base_p99 wrk=$wrk_rps none_max=$best none_max_machine=$mbest ratio=$ratio ratio_machine=$mratio signed_max=$sbest signed_max_machine=$smbest openssl_x_S=$cap signed_ratio=$sratio signed_ratio_machine=$smratio rss_mb=$((peak / 1024))"

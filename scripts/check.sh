@@ -71,12 +71,24 @@ round() {
     done
     for t in tests/integration/*.sh; do
         [ -f "$t" ] || continue
+        [ "$(basename "$t")" = lib.sh ] && continue # helpers, not a suite
         local n
         n=$(basename "$t" .sh)
         [ -n "$only" ] && [[ "$n" != *$only* ]] && continue
         run_suite "$tag/$n" "$logdir/$tag-$n.log" bash "$t"
     done
 }
+
+# The C style (clang-format, .clang-format at the root) is one more suite.
+if [ -z "$only" ] || [[ format == *$only* ]]; then
+    run_suite "format" "$logdir/format.log" bash -c '
+        if make -s format-check >/dev/null 2>&1; then
+            echo "ok 1 - every C file is clang-formatted"
+        else
+            echo "not ok 1 - clang-format: run make format (make format-check lists the places)"
+            exit 1
+        fi'
+fi
 
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:${ASAN_OPTIONS:-}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"

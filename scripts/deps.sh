@@ -6,10 +6,12 @@ set -eu
 cd "$(dirname "$0")/.."
 
 # One package a line: the build, the tests (curl, clang's libFuzzer and sanitizer
-# runtimes), the benchmarks (nginx-light, wrk, util-linux's taskset, linux-perf optional).
+# runtimes; chromium and fonts for the report test, prometheus for promtool), the
+# benchmarks (nginx-light, wrk, util-linux's taskset).
 PKGS="gcc make pkg-config git clang libclang-rt-14-dev clang-format
 libmicrohttpd-dev libssl-dev openssl libjansson-dev libcurl4-openssl-dev libevent-dev
-curl ca-certificates nginx-light wrk util-linux procps iproute2 python3 jq"
+curl ca-certificates nginx-light wrk util-linux procps iproute2 python3 jq
+chromium fonts-liberation prometheus groff-base man-db"
 
 missing=""
 for p in $PKGS; do

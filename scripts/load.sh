@@ -302,6 +302,7 @@ if [ "$REFERENCE" = 1 ]; then
     timeout -k 5 "$LIFE" node "$ROOT/tests/target/server.mjs" "${TARGS[@]}" >"$OUT/target.log" 2>&1 &
     TARGET_PID=$!
     PIDS="$PIDS $TARGET_PID"
+    echo "$TARGET_PID" >"$TMP/target.pid"
     TPORT=$(wait_listen "$OUT/target.log" "$TARGET_PID" "the reference target") || exit 1
     TARGET="http://target.test:$TPORT"
     API="http://127.0.0.1:$TPORT"
@@ -585,7 +586,8 @@ start_probe() {
 STEP="flood run"
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 RUN=("$FLOOD" run --listen 127.0.0.1:0 "${CROWD[@]}" --allow-host "$TARGET_HOSTPORT" "${RESOLVE[@]}"
-    --rate "$RATE" --duration "${SECONDS_}s" --out "$OUT/flood")
+    --rate "$RATE" --duration "${SECONDS_}s" --out "$OUT/flood"
+    --accept-wait 60s) # a queue behind answers its Follows late: let the probes close
 for p in "${P_FLOOD[@]}"; do RUN+=(--persona "$p"); done
 [ -n "$MIX" ] && RUN+=(--mix "$MIX")
 # a lab target on plain HTTP: WebFinger over HTTP too
@@ -610,9 +612,22 @@ if [ -n "$run_port" ]; then
     echo "$run_port $SETUP_PORT" >"$TMP/backends.new" && mv "$TMP/backends.new" "$TMP/backends"
     log "flood run: crowd on 127.0.0.1:$run_port, $RATE/s for $SECONDS_ s to $PERSONAS personas"
 fi
+# flood run prints 'activities over' half a second before its first send: from it, the
+# time of the last scheduled send (1/rate before the end), from which the drain is timed
+# (to within the 0.05 s of this poll and the 0.25 s of the drain's).
+SEND_END=""
+for _ in $(seq 1 3000); do
+    if grep -q '^flood: run: [0-9]* activities over' "$OUT/flood.log" 2>/dev/null; then
+        SEND_END=$(calc "$(now) + 0.5 + $SECONDS_ - 1 / $RATE")
+        break
+    fi
+    kill -0 "$RUN_PID" 2>/dev/null || break
+    sleep 0.05
+done
 wait "$RUN_PID"
 RUN_RC=$?
 RUN_END=$(date +%s.%N)
+[ -n "$SEND_END" ] || SEND_END=$RUN_END
 if [ -n "${TARGET_PID:-}" ] && ! kill -0 "$TARGET_PID" 2>/dev/null; then
     touch "$TMP/probe-stop"
     [ -f "$OUT/flood/run.json" ] && cp "$OUT/flood/run.json" "$OUT/run.json"
@@ -656,7 +671,7 @@ if [ -n "$STATS_URL" ]; then
         cond "$(now) - $RUN_END > $DRAIN_TIMEOUT" && break
         sleep 0.25
     done
-    DRAIN_S=$(printf '%.1f' "$(calc "$(now) - $RUN_END")")
+    DRAIN_AT=$(now)
     echo "$s" | jq . >"$OUT/stats-final.json" 2>/dev/null
 else
     # No queue figures: drained once no delivery reached the crowd for QUIET_S seconds.
@@ -674,14 +689,18 @@ else
         cond "$(now) - $RUN_END > $DRAIN_TIMEOUT" && break
         sleep 0.5
     done
-    DRAIN_S=$(printf '%.1f' "$(calc "$last_change - $RUN_END" | sed 's/^-.*/0/')")
+    DRAIN_AT=$last_change
 fi
+# the drain: from the last scheduled send until the queue was empty (0 if it never lagged)
+DRAIN_S=$(printf '%.1f' "$(calc "$DRAIN_AT - $SEND_END" | sed 's/^-.*/0/')")
+AFTER_RUN=$(printf '%.1f' "$(calc "$DRAIN_AT - $RUN_END" | sed 's/^-.*/0/')")
+FLOOD_WAIT=$(printf '%.1f' "$(calc "$RUN_END - $SEND_END" | sed 's/^-.*/0/')")
 touch "$TMP/stop"
 [ -n "${SAMPLER_PID:-}" ] && stop_one "$SAMPLER_PID"
 for _ in $(seq 1 60); do kill -0 "$PROBE_PID" 2>/dev/null || break; sleep 0.2; done
 stop_one "$PROBE_PID"
 if [ "$DRAINED" = 1 ]; then
-    log "queue drained $DRAIN_S s after flood run ended"
+    log "queue drained $DRAIN_S s after the last scheduled send ($AFTER_RUN s after flood run ended)"
 else
     log "queue NOT drained after $DRAIN_TIMEOUT s"
 fi
@@ -733,21 +752,22 @@ if [ -s "$S" ]; then
 else
     HELD="-" QW50="-" QW95="-" PR50="-" PR95="-" PEAK="-" TWORKERS="-" SIGFAIL="-"
 fi
-[ "$REFERENCE" = 1 ] || TWORKERS="${TWORKERS}"
 LIMIT="off"
 [ -n "$BURST" ] && LIMIT="$BURST/$REFILL"
 DRAIN_CELL="$DRAIN_S s"
+HOME_CELL=$HOME95
+[ "$HOME_TO" -gt 0 ] && HOME_CELL="$HOME95 ($HOME_TO/$HOME_N timed out)"
 [ "$DRAINED" = 1 ] || DRAIN_CELL="> $DRAIN_S s"
 
 HEADER="| rate/s | s | workers | origin limit | posts held | queue wait p50/p95 ms | processing p50/p95 ms | queue peak | drain | home p95 ms | flood 2xx / 429 / errors | Follow-to-Accept p50/p95 ms (answered/sent) |"
 RULE="|---|---|---|---|---|---|---|---|---|---|---|---|"
-ROW="| $RATE | $SECONDS_ | $TWORKERS | $LIMIT | $HELD | $QW50 / $QW95 | $PR50 / $PR95 | $PEAK | $DRAIN_CELL | $HOME95 | $F_OK / $F_429 / $F_ERR | $FA50 / $FA95 ($FOLLOWS_ACC/$FOLLOWS_SENT) |"
+ROW="| $RATE | $SECONDS_ | $TWORKERS | $LIMIT | $HELD | $QW50 / $QW95 | $PR50 / $PR95 | $PEAK | $DRAIN_CELL | $HOME_CELL | $F_OK / $F_429 / $F_ERR | $FA50 / $FA95 ($FOLLOWS_ACC/$FOLLOWS_SENT) |"
 
 {
     echo "# load run $STAMP"
     echo
     if [ "$REFERENCE" = 1 ]; then
-        echo "Target: the reference target (tests/target), $WORKERS inbox workers, per-origin limit $LIMIT${WORK_MS:+, work-ms $WORK_MS}."
+        echo "Target: the reference target (tests/target), $WORKERS inbox workers, per-origin limit $LIMIT$([ "$WORK_MS" != 0 ] && echo ", work-ms $WORK_MS")."
     else
         echo "Target: $TARGET."
     fi
@@ -764,7 +784,7 @@ ROW="| $RATE | $SECONDS_ | $TWORKERS | $LIMIT | $HELD | $QW50 / $QW95 | $PR50 / 
     echo "- host: $(nproc) cores; load average before the run $LOAD_BEFORE, after $(cut -d' ' -f1-3 /proc/loadavg)."
     [ -s "$S" ] && echo "- target: inbox $(jq -c .inbox "$S"), signature failures $SIGFAIL; deliveries $(jq -c '{attempts: .deliveries.attempts, ok: .deliveries.ok, failed: .deliveries.failed}' "$S")."
     [ -s "$S" ] && echo "- processed by type: $(jq -c '.activities | map_values({enqueued, ok, ignored, failed})' "$S")."
-    echo "- drain: $([ "$DRAINED" = 1 ] && echo "$DRAIN_S s after flood run ended" || echo "not drained within $DRAIN_TIMEOUT s")."
+    echo "- drain: $([ "$DRAINED" = 1 ] && echo "$DRAIN_S s after the last scheduled send; flood run waited $FLOOD_WAIT s more for answers and the queue emptied $AFTER_RUN s after it ended" || echo "not drained within $DRAIN_TIMEOUT s")."
     echo
     echo "flood command: \`$(cat "$OUT/flood-command.txt")\`"
 } >"$OUT/summary.md"

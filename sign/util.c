@@ -1,34 +1,32 @@
 /* sign/util.c: base64, a capped growing string, header lookup and small message helpers. */
 #include <ctype.h>
+#include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "sign/internal.h"
 
-static const char B64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
 size_t sign_b64_encode(const unsigned char *in, size_t len, char *out)
 {
-    size_t i, k = 0;
-    for (i = 0; i + 2 < len; i += 3) {
-        unsigned v = (unsigned)in[i] << 16 | (unsigned)in[i + 1] << 8 | in[i + 2];
-        out[k++] = B64[v >> 18];
-        out[k++] = B64[(v >> 12) & 63];
-        out[k++] = B64[(v >> 6) & 63];
-        out[k++] = B64[v & 63];
+    /* EVP_EncodeBlock takes an int length: whole 3-byte groups a chunk, so the pieces join
+     * into one encoding with padding only at the end */
+    const size_t chunk = (size_t)3 << 20;
+    size_t k = 0;
+    out[0] = '\0';
+    while (len > 0) {
+        size_t n = len < chunk ? len : chunk;
+        k += (size_t)EVP_EncodeBlock((unsigned char *)out + k, in, (int)n);
+        in += n;
+        len -= n;
     }
-    if (i < len) {
-        unsigned v = (unsigned)in[i] << 16 | (i + 1 < len ? (unsigned)in[i + 1] << 8 : 0);
-        out[k++] = B64[v >> 18];
-        out[k++] = B64[(v >> 12) & 63];
-        out[k++] = i + 1 < len ? B64[(v >> 6) & 63] : '=';
-        out[k++] = '=';
-    }
-    out[k] = '\0';
     return k;
 }
 
+/* Decoding stays hand-written: EVP_DecodeBlock ignores surrounding whitespace, does not say
+ * how much padding it met (its length counts the pad bytes as zeros) and accepts
+ * non-canonical trailing bits ("QR==" for "A"), while a signature or digest value must have
+ * exactly one encoding (RFC 4648 section 3.5) so that two spellings cannot both verify. */
 static int b64_val(char c)
 {
     if (c >= 'A' && c <= 'Z')

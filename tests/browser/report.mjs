@@ -67,8 +67,26 @@ const expected = {
   ],
   'plot-inflight': [['in flight', sum((e) => e.in_flight || 0)]],
 };
-if (series.some((e) => 'lag_p99_ms' in e)) {
+const has = (k) => series.some((e) => k in e);
+for (const [name, key] of [['max', 'max_ms'], ['service p50', 'service_p50_ms'], ['service p99', 'service_p99_ms']]) {
+  if (has(key)) expected['plot-latency'].push([name, sum((e) => e[key] || 0)]);
+}
+if (has('lag_p99_ms')) {
   expected['plot-latency'].push(['dispatch lag p99', sum((e) => e.lag_p99_ms || 0)]);
+}
+// Follows answered per second, and Follow-to-Accept per second for the seconds with Accepts
+if (has('accepts')) {
+  expected['plot-accepts'] = [
+    ['Accepts', sum((e) => e.accepts || 0)],
+    ['Rejects', sum((e) => e.rejects || 0)],
+  ];
+  if (sum((e) => e.accepts || 0) > 0) {
+    const f2a = (k) => sum((e) => (e.accepts > 0 ? e[k] || 0 : 0));
+    expected['plot-f2a'] = [
+      ['Follow-to-Accept p50', f2a('f2a_p50_ms')],
+      ['Follow-to-Accept p99', f2a('f2a_p99_ms')],
+    ];
+  }
 }
 const fa = (run.probes && run.probes.follow_to_accept_ms) || {};
 if (fa.count > 0) expected['plot-distribution'].push(['Follow-to-Accept', null]);
@@ -104,15 +122,27 @@ const charts = await page.evaluate(() => {
     const s = {};
     for (const g of svg.querySelectorAll('g.series')) {
       const shapes = [...g.querySelectorAll('path, circle')];
-      let w = 0, h = 0;
+      let w = 0, h = 0, area = 0;
       for (const el of shapes) {
         const b = el.getBBox();
         w = Math.max(w, b.width);
         h = Math.max(h, b.height);
+        // the drawn area, sampled along the outline (shoelace formula)
+        if (el.tagName === 'path' && el.getAttribute('d').trim().endsWith('Z')) {
+          const len = el.getTotalLength();
+          const pts = [];
+          for (let i = 0; i <= 2000; i++) pts.push(el.getPointAtLength((len * i) / 2000));
+          let a = 0;
+          for (let i = 0; i < pts.length; i++) {
+            const p = pts[i], q = pts[(i + 1) % pts.length];
+            a += p.x * q.y - q.x * p.y;
+          }
+          area += Math.abs(a / 2);
+        }
       }
       s[g.dataset.series] = {
         points: Number(g.dataset.points), sum: Number(g.dataset.sum),
-        shapes: shapes.length, w, h,
+        shapes: shapes.length, w, h, area,
         d: shapes.map((e) => e.getAttribute('d') || '').join(' ').length,
       };
     }
@@ -134,7 +164,7 @@ for (const [id, want] of Object.entries(expected)) {
     if (id === 'plot-outcomes') {
       // every layer spans the run; a layer with answers has height
       check(s.points === series.length && s.shapes === 1, `${id}: '${name}' spans all ${series.length} seconds`, s);
-      check(hasData ? s.h > 0 : s.h === 0, `${id}: '${name}' has ${hasData ? 'height' : 'no height'} (sum ${total})`, s);
+      check(hasData ? s.area > 10 : s.area < 10, `${id}: '${name}' covers ${hasData ? 'an area' : 'no area'} (sum ${total})`, s);
     } else {
       check(s.points > 0 && s.shapes > 0 && s.d > 0, `${id}: '${name}' has data points (${s.points})`, s);
     }

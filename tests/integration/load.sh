@@ -22,7 +22,7 @@ if [ "$rc" -ne 0 ]; then
     sed 's/^/#   /' "$T_TMP/err" | tail -30
 fi
 
-grep -qE "^\| $RATE \| $SECS \| 2 \| off \| [0-9]+ \| [0-9]+ / [0-9]+ \| [0-9]+ / [0-9]+ \| [0-9]+ \| [0-9.]+ s \| [0-9]+ \| [0-9]+ / [0-9]+ / [0-9]+ \| " "$T_TMP/out"
+grep -qE "^\| $RATE \| $SECS \| 2 \| off \| [0-9]+ \| [0-9]+ / [0-9]+ \| [0-9]+ / [0-9]+ \| [0-9]+ \| [0-9.]+ s \| [0-9]+( \([0-9]+/[0-9]+ timed out\))? \| [0-9]+ / [0-9]+ / [0-9]+ \| " "$T_TMP/out"
 check $? "the table row is printed with every figure"
 sed 's/^/#   /' "$T_TMP/out" | grep '^#   |' | tail -1
 grep -q "^results: $OUTD" "$T_TMP/out"
@@ -50,11 +50,13 @@ if [ -s "$R" ] && [ -s "$S" ]; then
     expect_eq "$(jq '.store.following' "$S")" 6 "every setup Follow (2 personas x 3) was accepted"
     expect_eq "$(jq '.store.following_pending' "$S")" 0 "no setup Follow left pending"
     sent=$(jq '.probes.follows_sent' "$R")
-    acc=$(jq '.probes.accepted' "$R")
+    got=$(jq '.inbound.deliveries.Accept' "$R")
     late=$(grep -c '^inbound: Accept from .*: 2[0-9][0-9]$' "$OUTD/crowd-setup.log")
     [ "$sent" -gt 0 ]
     check $? "flood sent Follows ($sent)"
-    expect_eq "$((acc + late))" "$sent" "an Accept for every Follow flood sent ($acc during the run, $late after)"
+    expect_eq "$((got + late))" "$sent" "the target sent an Accept for every Follow ($got during the run, $late after)"
+    expect_eq "$(jq '.probes.accepted' "$R")" "$got" \
+        "flood matched every Accept it received to its Follow (Follow-to-Accept probes closed)"
     expect_eq "$(jq '.activities.Follow.ok' "$S")" "$sent" "the target processed every Follow"
 else
     check 1 "run.json and the final stats are there"

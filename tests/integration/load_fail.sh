@@ -63,6 +63,33 @@ else
     stop_pid "$TPID"
 fi
 
+# The reference target dies in the middle of the flood: a clear error, exit 1, and what
+# was collected (flood's results, the stats so far, the probe) kept.
+if [ -d "$ROOT/tests/target/node_modules/@fedify/fedify" ]; then
+    timeout 300 "$LOAD" --flood="$FLOOD" --state="$TEST_STATE" --rate=5 --seconds=8 --personas=1 \
+        --follows=1 --instances=2 --actors=5 --out="$T_TMP/dies" >"$T_TMP/o8" 2>"$T_TMP/e8" &
+    LPID=$!
+    killed=0
+    for _ in $(seq 1 1200); do
+        if grep -q 'flood run: crowd on' "$T_TMP/dies/log.txt" 2>/dev/null; then
+            sleep 2
+            kill "$(cat "$T_TMP/dies/.work/target.pid")" 2>/dev/null && killed=1
+            break
+        fi
+        kill -0 "$LPID" 2>/dev/null || break
+        sleep 0.1
+    done
+    wait "$LPID"
+    rc=$?
+    check $((1 - killed)) "target dies mid-run: the target was stopped during the flood"
+    expect_eq "$rc" 1 "target dies mid-run: exit status 1"
+    grep -q "the reference target exited during the" "$T_TMP/e8"
+    check $? "target dies mid-run: the error says the target exited"
+    sed 's/^/#   /' "$T_TMP/e8" | grep '^#   load.sh:' | head -2
+    [ -s "$T_TMP/dies/run.json" ] && [ -s "$T_TMP/dies/probe.csv" ] && [ -s "$T_TMP/dies/error.txt" ]
+    check $? "target dies mid-run: run.json, probe.csv and error.txt are kept"
+fi
+
 # Usage errors: exit 2 with the option named.
 "$LOAD" --rate=fast >/dev/null 2>"$T_TMP/e4"
 expect_eq "$?" 2 "--rate=fast is a usage error"

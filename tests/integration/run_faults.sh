@@ -40,6 +40,20 @@ check $? "service time of a timeout is about the 1 s timeout (p50 $s ms)"
 conserved
 check $? "conserved"
 
+# 2b. a hanging target with few connections: the requests queued behind them time out
+# too (--timeout counts from the start), none is left unfinished at the end
+start_sink --mode hang
+frun --inbox "http://127.0.0.1:$SINK_PORT/inbox" --rate 40 --duration 2s --sign none \
+    --timeout 1s --connections 2 --mix create=1
+stop_sink
+expect_eq "$(jget .totals.outcomes.timeout)/$(jget .totals.unfinished)" 80/0 \
+    "80 timeouts behind 2 hung connections, none unfinished"
+s=$(jget .operations.create.service_ms.max)
+awk -v s="$s" 'BEGIN { exit !(s >= 990 && s < 2600) }'
+check $? "a queued request times out about --timeout after its start (max $s ms)"
+conserved
+check $? "conserved"
+
 # 3. a target that closes every connection without answering: reset
 start_sink --mode close
 frun --inbox "http://127.0.0.1:$SINK_PORT/inbox" --rate 50 --duration 1s --sign none --mix create=1

@@ -20,6 +20,20 @@ conserved
 check $? "conservation line printed and run.json conserves"
 expect_eq "$(jget '[.series[].sent] | add')" 900 "the per-second series adds up to 900 sent"
 expect_eq "$(jget '[.series[].completed] | add')" 900 "and to 900 completed"
+# per second: corrected max and service percentiles, and Follow-to-Accept (the sink answers
+# no Follow, so none): every key in every second, ordered as percentiles must be
+expect_eq "$(jget '[.series[] | has("max_ms") and has("service_p50_ms") and has("service_p99_ms") and has("accepts") and has("rejects") and has("f2a_p50_ms") and has("f2a_p99_ms")] | all')" true \
+    "every second has max_ms, service_p50/p99_ms, accepts, rejects, f2a_p50/p99_ms"
+expect_eq "$(jget '[.series[] | select(.completed > 0) | .max_ms >= .p99_ms and .p99_ms >= .p50_ms and .p50_ms > 0] | all')" true \
+    "every second with answers: max_ms >= p99_ms >= p50_ms > 0"
+expect_eq "$(jget '[.series[] | select(.completed > 0) | .service_p99_ms >= .service_p50_ms and .service_p50_ms <= .p50_ms and .service_p99_ms <= .p99_ms] | all')" true \
+    "and service p99 >= service p50, each at most its corrected percentile"
+expect_eq "$(jget '[.series[] | select(.completed == 0) | .max_ms == 0 and .p99_ms == 0] | all')" true \
+    "a second without answers has max_ms 0 (no figure carried over)"
+expect_eq "$(jget '[.series[].max_ms] | max')" "$(jget .totals.latency_ms.max)" \
+    "the largest per-second max_ms is the run's latency max"
+expect_eq "$(jget '[.series[].accepts] | add')/$(jget '.probes.after_series.accepts')/$(jget .probes.accepted)" 0/0/0 \
+    "no Accepts from the sink, in the series or after it"
 expect_eq "$(jget '.operations.create.scheduled + .operations.follow.scheduled + .operations.undo.scheduled + .operations.like.scheduled')" 900 \
     "the operations add up to the totals"
 expect_eq "$(jget '.operations.create.sent')" "$(sink_count create)" \
@@ -119,7 +133,21 @@ expect_eq "$(jget .totals.outcomes.timeout)" 5 "the 5 sent time out"
 conserved
 check $? "conserved with shedding"
 
-# 8. usage errors exit 2 with a message
+# 8. --source-ips: each instance sends from its own loopback address (the sink counts the
+# distinct client addresses); without it, one address
+start_sink --listen 127.0.0.1 --status 202
+frun --inbox "http://127.0.0.1:$SINK_PORT/inbox" --rate 100 --duration 1s --sign none \
+    --source-ips 127.0.0.11-127.0.0.12 --mix create=1
+stop_sink
+check "$RUN_RC" "a run with --source-ips exits 0" || show_run
+expect_eq "$(sink_count peers)/$(jget '.totals.outcomes["202"]')" 2/100 \
+    "two instances, two source addresses, 100 answered"
+start_sink --listen 127.0.0.1 --status 202
+frun --inbox "http://127.0.0.1:$SINK_PORT/inbox" --rate 100 --duration 1s --sign none --mix create=1
+stop_sink
+expect_eq "$(sink_count peers)" 1 "without --source-ips: one source address"
+
+# 9. usage errors exit 2 with a message
 for args in "--rate 10" "--rate 10 --duration 1s" "--inbox http://127.0.0.1:1/ --stages 10" \
     "--inbox http://127.0.0.1:1/ --rate 10 --duration 1s --sign bogus" \
     "--inbox http://127.0.0.1:1/ --rate 10 --duration 1s --nope" \

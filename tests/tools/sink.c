@@ -2,7 +2,8 @@
  * One thread, epoll, keep-alive. Every request is read whole (Content-Length bodies) and
  * answered with a fixed status, or never answered (--mode hang), or its connection closed
  * with no answer (--mode close). It counts requests, and POST bodies by activity type
- * (the outermost of Undo, Create, Like, Follow found in the body), independently of flood.
+ * (the outermost of Undo, Create, Like, Follow found in the body), and the distinct client
+ * addresses it accepted connections from, independently of flood.
  *
  *   sink [--listen ADDR] [--port N] [--status S] [--retry-after SEC] [--mode answer|hang|close]
  *        [--exit-after SEC] [--stats FILE] [--dump FILE]
@@ -16,6 +17,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +38,8 @@ struct conn {
     size_t len, cap;
 };
 
+static uint32_t peers[256]; /* distinct client IPv4 addresses seen (the first 256) */
+static size_t n_peers;
 static unsigned long long n_requests, n_create, n_like, n_follow, n_undo, n_other;
 static int status = 202;
 static long retry_after = -1;
@@ -150,8 +154,10 @@ static void write_stats(const char *path)
     FILE *f = path ? fopen(path, "w") : stdout;
     if (!f)
         return;
-    fprintf(f, "requests %llu\ncreate %llu\nlike %llu\nfollow %llu\nundo %llu\nother %llu\n",
-            n_requests, n_create, n_like, n_follow, n_undo, n_other);
+    fprintf(f,
+            "requests %llu\ncreate %llu\nlike %llu\nfollow %llu\nundo %llu\nother %llu\n"
+            "peers %zu\n",
+            n_requests, n_create, n_like, n_follow, n_undo, n_other, n_peers);
     if (f != stdout)
         fclose(f);
     else
@@ -259,7 +265,16 @@ int main(int argc, char **argv)
             }
             if (!p) {
                 int fd;
-                while ((fd = accept4(ls, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
+                struct sockaddr_in peer;
+                socklen_t pl = sizeof(peer);
+                while ((fd = accept4(ls, (struct sockaddr *)&peer, &pl,
+                                     SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
+                    size_t j = 0;
+                    while (j < n_peers && peers[j] != peer.sin_addr.s_addr)
+                        j++;
+                    if (j == n_peers && n_peers < 256)
+                        peers[n_peers++] = peer.sin_addr.s_addr;
+                    pl = sizeof(peer);
                     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
                     struct conn *c = calloc(1, sizeof(*c));
                     if (!c)

@@ -20,7 +20,8 @@ static void test_options(void)
     CHECK(strstr(err.msg, "--instances") != NULL, "the error names the option: %s", err.msg);
     CHECK(crowd_opts_set(&o, CROWD_OPT_ACTORS, "12x", &err) == -1, "--actors 12x refused");
     CHECK(crowd_opts_set(&o, CROWD_OPT_ACTORS, "", &err) == -1, "--actors '' refused");
-    CHECK(crowd_opts_set(&o, CROWD_OPT_KEY_BITS, "1024", &err) == -1, "--key-bits 1024 refused (Fedify needs 2048)");
+    CHECK(crowd_opts_set(&o, CROWD_OPT_KEY_BITS, "1024", &err) == -1,
+          "--key-bits 1024 refused (Fedify needs 2048)");
     CHECK(crowd_opts_set(&o, CROWD_OPT_SCHEME, "ftp", &err) == -1, "--scheme ftp refused");
     CHECK(crowd_opts_set(&o, CROWD_OPT_KEY_TYPE, "dsa", &err) == -1, "--key-type dsa refused");
     CHECK(crowd_opts_set(&o, CROWD_OPT_KEY_TYPE, "ed25519", &err) == 0 &&
@@ -115,7 +116,8 @@ static void test_follows(void)
     CHECK(follows_add(f, 7, "https://t.test/users/a") == 1, "a follower added");
     CHECK(follows_add(f, 7, "https://t.test/users/a") == 0, "a follower added twice counts once");
     CHECK(follows_add(f, 7, "https://t.test/users/b") == 1, "a second follower");
-    CHECK(follows_has(f, 7, "https://t.test/users/b") && !follows_has(f, 8, "https://t.test/users/b"),
+    CHECK(follows_has(f, 7, "https://t.test/users/b") &&
+              !follows_has(f, 8, "https://t.test/users/b"),
           "followers are per actor");
     size_t n;
     char **l = follows_list(f, 7, 1, &n);

@@ -24,8 +24,70 @@ static void *work(void *arg)
     return NULL;
 }
 
+/* The per-second histogram taken while THREADS writers close probes: every take must be a
+ * consistent second (as many samples as Accepts, every sample 5 ms) and the takes must add
+ * up to the totals. */
+static void test_take_concurrent(void)
+{
+    struct probes *q = probes_new();
+    pthread_t th[THREADS];
+    struct worker w[THREADS];
+    for (int i = 0; i < THREADS; i++) {
+        w[i] = (struct worker){q, (uint64_t)i * 1000000};
+        pthread_create(&th[i], NULL, work, &w[i]);
+    }
+    struct hist *h = hist_new();
+    uint64_t accepted = 0, samples = 0, takes = 0, torn = 0;
+    struct probes_totals t = {0};
+    for (;;) {
+        /* every Accept was in before this take: it is the last one needed */
+        probes_snapshot(q, &t, NULL);
+        int all_in = t.accepted == THREADS * PER_THREAD / 2;
+        struct probes_second ps;
+        probes_take_second(q, &h, &ps);
+        takes++;
+        accepted += ps.accepted;
+        samples += hist_count(h);
+        if (hist_count(h) != ps.accepted ||
+            (hist_count(h) && (hist_min(h) != 5000 || hist_max(h) != 5000)))
+            torn++;
+        hist_reset(h);
+        if (all_in)
+            break;
+    }
+    for (int i = 0; i < THREADS; i++)
+        pthread_join(th[i], NULL);
+    CHECK(torn == 0, "every one of %llu takes is consistent (%llu not)", (unsigned long long)takes,
+          (unsigned long long)torn);
+    CHECK(accepted == THREADS * PER_THREAD / 2 && samples == accepted,
+          "the takes add up to every Accept (%llu)", (unsigned long long)accepted);
+    struct probes_second ps;
+    probes_take_second(q, &h, &ps);
+    CHECK(ps.accepted == 0 && ps.rejected == 0 && hist_count(h) == 0,
+          "a take right after the last one is empty");
+
+    /* peek does not end the second; take does */
+    probes_follow_sent(q, 9000042, 0);
+    probes_answer(q, 9000042, 0, 10);
+    probes_follow_sent(q, 9000043, 0);
+    probes_answer(q, 9000043, 1, 7000);
+    struct hist *peek = hist_new();
+    probes_peek_second(q, &ps, peek);
+    probes_peek_second(q, &ps, NULL);
+    CHECK(ps.accepted == 1 && ps.rejected == 1 && hist_count(peek) == 1 && hist_max(peek) == 7000,
+          "peek twice: still 1 Accept (7 ms) and 1 Reject");
+    probes_take_second(q, &h, &ps);
+    CHECK(ps.accepted == 1 && ps.rejected == 1 && hist_count(h) == 1, "take gets them");
+    probes_peek_second(q, &ps, NULL);
+    CHECK(ps.accepted == 0 && ps.rejected == 0, "and the next second starts empty");
+    hist_free(peek);
+    hist_free(h);
+    probes_free(q);
+}
+
 int main(void)
 {
+    test_take_concurrent();
     struct probes *p = probes_new();
     struct probes_totals t;
     struct hist *h = hist_new();

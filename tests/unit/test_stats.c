@@ -108,9 +108,101 @@ static void test_counts(void)
     stats_free(s);
 }
 
+/* |got - want| within HdrHistogram's 3 significant digits (a percentile is its bucket's upper
+ * edge, at most 1/1000 above the sample of that rank) */
+static int near_ms(double got, double want)
+{
+    return got >= want && got <= want * 1.001 + 0.001;
+}
+
+/* max, service percentiles and Follow-to-Accept per second: 100 requests in second 0 with
+ * corrected latencies 11..110 ms, each sent 10 ms after its intended time (service 1..100
+ * ms); by the HdrHistogram rank rule (round(p/100 * 100)) p50 is the 50th sample, p99 the
+ * 99th. */
+static void test_second_figures(void)
+{
+    struct stats *s = stats_new();
+    struct probes *p = probes_new();
+    stats_set_probes(s, p);
+    const int64_t ms = 1000000;
+    for (int k = 0; k < 100; k++) {
+        int64_t intended = k * ms, start = intended + 10 * ms, done = start + (k + 1) * ms;
+        stats_sent(s, OP_CREATE, intended, start);
+        stats_done(s, OP_CREATE, OUT_202, 0, BAD_NONE, intended, start, done);
+    }
+    /* Follows answered while second 0 is current: Accepts after 100, 200, 300 ms, a Reject */
+    for (uint64_t i = 1; i <= 4; i++)
+        probes_follow_sent(p, i, 1000000);
+    probes_answer(p, 1, 1, 1100000);
+    probes_answer(p, 2, 1, 1200000);
+    probes_answer(p, 3, 1, 1300000);
+    probes_answer(p, 4, 0, 1400000);
+    probes_answer(p, 1, 1, 1500000); /* a duplicate: not counted again */
+    stats_tick(s, 1000 * ms, 3);
+    const struct stats_sec *x = &s->series[0];
+    CHECK(near_ms(x->p50_ms, 60) && near_ms(x->p99_ms, 109),
+          "second 0: p50 60 ms, p99 109 ms "
+          "(%.3f, %.3f)",
+          x->p50_ms, x->p99_ms);
+    CHECK(x->max_ms == 110.0, "second 0: max is the largest sample, 110 ms exactly (%.3f)",
+          x->max_ms);
+    CHECK(near_ms(x->service_p50_ms, 50) && near_ms(x->service_p99_ms, 99),
+          "second 0: service p50 50 ms, p99 99 ms (%.3f, %.3f)", x->service_p50_ms,
+          x->service_p99_ms);
+    CHECK(x->service_p99_ms < x->p99_ms, "service time is below corrected latency");
+    CHECK(x->accepts == 3 && x->rejects == 1, "second 0: 3 Accepts and 1 Reject");
+    CHECK(near_ms(x->f2a_p50_ms, 200) && near_ms(x->f2a_p99_ms, 300),
+          "second 0: Follow-to-Accept p50 200 ms, p99 300 ms (%.3f, %.3f)", x->f2a_p50_ms,
+          x->f2a_p99_ms);
+
+    /* second 1: one quick request and one Accept; nothing of second 0 carries over */
+    stats_sent(s, OP_CREATE, 1000 * ms, 1000 * ms);
+    stats_done(s, OP_CREATE, OUT_202, 0, BAD_NONE, 1000 * ms, 1000 * ms, 1005 * ms);
+    probes_follow_sent(p, 5, 2000000);
+    probes_answer(p, 5, 1, 2050000);
+    /* a completion in second 2 while second 1 is current is not in second 1's figures */
+    stats_sent(s, OP_CREATE, 1001 * ms, 1001 * ms);
+    stats_done(s, OP_CREATE, OUT_202, 0, BAD_NONE, 1001 * ms, 1001 * ms, 2500 * ms);
+    stats_tick(s, 3500 * ms, 0); /* closes seconds 1 and 2 at once */
+    x = &s->series[1];
+    CHECK(x->max_ms == 5.0 && x->p99_ms == 5.0 && x->p50_ms == 5.0,
+          "second 1: max = p99 = p50 = its one 5 ms request, not second 0's 110 ms (%.3f)",
+          x->max_ms);
+    CHECK(x->service_p50_ms == 5.0 && x->service_p99_ms == 5.0, "second 1: service 5 ms");
+    CHECK(x->accepts == 1 && x->rejects == 0 && x->f2a_p50_ms == 50.0 && x->f2a_p99_ms == 50.0,
+          "second 1: one Accept after 50 ms (%.3f)", x->f2a_p50_ms);
+    x = &s->series[2];
+    CHECK(x->closed && x->completed == 1 && x->max_ms == 0.0 && x->p99_ms == 0.0,
+          "second 2: its completion counted, with no latency taken from another second");
+    CHECK(x->accepts == 0 && x->f2a_p50_ms == 0.0 && x->f2a_p99_ms == 0.0,
+          "second 2: no Accepts, so no Follow-to-Accept");
+    uint64_t sum = 0;
+    for (size_t i = 0; i < s->n_series; i++)
+        sum += s->series[i].accepts;
+    struct probes_totals t;
+    probes_snapshot(p, &t, NULL);
+    CHECK(sum == t.accepted && sum == 4, "per-second Accepts add up to the probes' (%llu)",
+          (unsigned long long)sum);
+
+    /* without probes the inbound figures stay zero */
+    struct stats *s2 = stats_new();
+    probes_follow_sent(p, 6, 3000000);
+    probes_answer(p, 6, 1, 3100000);
+    stats_tick(s2, 2000 * ms, 0);
+    CHECK(s2->series[0].accepts == 0 && s2->series[1].accepts == 0,
+          "a stats without probes takes no Accepts");
+    struct probes_second ps;
+    probes_peek_second(p, &ps, NULL);
+    CHECK(ps.accepted == 1, "the Accept is still waiting in the probes' current second");
+    stats_free(s2);
+    stats_free(s);
+    probes_free(p);
+}
+
 int main(void)
 {
     test_classify();
     test_counts();
+    test_second_figures();
     return check_done();
 }
