@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "flood/stats.h"
@@ -292,6 +294,14 @@ static void *signer_main(void *arg)
     struct signer *s = arg;
     struct signer_url u;
     u.url[0] = 0;
+    /* Signing ahead is background work: at the lowest priority, a signer sharing a core with
+     * the event loop yields to it at once, and sends keep their time (Linux: per thread).
+     * Unsigned runs keep the normal priority: building a body is cheap, and a starved
+     * builder would wake the loop once per late request. */
+    int d0 = s->o.n_dialects ? s->o.dialects[0] : SIGNER_NONE;
+    if (d0 != SIGNER_NONE && setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19) != 0) {
+        /* not fatal: the signers then compete with the event loop at equal weight */
+    }
     pthread_mutex_lock(&s->lock);
     while (!s->stop && s->next_t >= 0 && !atomic_load(&s->failed)) {
         int64_t now = mono_ns();

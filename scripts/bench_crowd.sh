@@ -54,7 +54,8 @@ events { worker_connections 4096; }
 http {
     access_log off;
     keepalive_requests 1000000;
-    open_file_cache max=16 valid=60s;
+    open_file_cache max=16 inactive=60s;
+    open_file_cache_valid 60s;
     sendfile on;
     tcp_nopush on;
     types { }
