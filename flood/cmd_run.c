@@ -929,6 +929,7 @@ int cmd_run(int argc, char **argv)
     }
     config = config_json(&ro, &co, &sc);
     st = stats_new();
+    stats_set_inbound(st, inbound_deliveries_count, in); /* the target's deliveries a second */
     signer = signer_new(crowd, w, &sc, &ro.so, &err);
     if (!signer)
         goto fail;

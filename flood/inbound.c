@@ -850,6 +850,12 @@ static json_t *count(uint64_t n)
     return json_integer((json_int_t)n);
 }
 
+uint64_t inbound_deliveries_count(void *ctx)
+{
+    struct inbound *in = ctx;
+    return atomic_load(&in->accepted);
+}
+
 json_t *inbound_json(struct inbound *in)
 {
     json_t *o = json_object();

@@ -53,6 +53,9 @@ int inbound_fault_hook(void *ctx, const struct server_req *req, struct server_fa
  * reason, accepts, follow_to_accept_ms, delivery_lag_ms, duplicates, faults in force and
  * faulted answers, Accepts sent by the crowd and their outcomes. */
 json_t *inbound_json(struct inbound *in);
+/* How many deliveries the crowd's inboxes have accepted so far (thread-safe); ctx is the
+ * inbound (the signature of stats_set_inbound). */
+uint64_t inbound_deliveries_count(void *ctx);
 /* One short line for the live display ("in 12/s acc 3"). */
 void inbound_live(struct inbound *in, char *buf, size_t size);
 

@@ -298,6 +298,8 @@ json_t *results_json(const struct stats *st, const struct results_info *ri)
             put(e, "f2a_p50_ms", jms(x->f2a_p50_ms));
             put(e, "f2a_p99_ms", jms(x->f2a_p99_ms));
         }
+        if (st->inbound_count)
+            put(e, "deliveries", jint(x->deliveries));
         json_array_append_new(series, e);
     }
     put(root, "series", series);

@@ -204,6 +204,13 @@ void stats_set_probes(struct stats *s, struct probes *p)
     s->probes = p;
 }
 
+void stats_set_inbound(struct stats *s, uint64_t (*count)(void *ctx), void *ctx)
+{
+    s->inbound_count = count;
+    s->inbound_ctx = ctx;
+    s->inbound_prev = count ? count(ctx) : 0;
+}
+
 static double ms_at(const struct hist *h, double pct)
 {
     return hist_value_at_percentile(h, pct) / 1000.0;
@@ -228,6 +235,11 @@ void stats_tick(struct stats *s, int64_t now_ns, uint64_t in_flight)
             sec->f2a_p50_ms = ms_at(s->sec_f2a, 50);
             sec->f2a_p99_ms = ms_at(s->sec_f2a, 99);
             hist_reset(s->sec_f2a);
+        }
+        if (s->inbound_count) {
+            uint64_t now_count = s->inbound_count(s->inbound_ctx);
+            sec->deliveries = now_count - s->inbound_prev;
+            s->inbound_prev = now_count;
         }
         sec->in_flight = in_flight;
         sec->closed = 1;

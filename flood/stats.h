@@ -73,6 +73,7 @@ struct stats_sec {
     /* Follows of this run answered while the second was current (stats_set_probes) */
     uint64_t accepts, rejects;
     double f2a_p50_ms, f2a_p99_ms; /* Follow-to-Accept of those Accepts */
+    uint64_t deliveries;           /* the target's deliveries the crowd accepted (set_inbound) */
     uint64_t in_flight;            /* at the second's end */
     int closed;
 };
@@ -81,14 +82,17 @@ struct stats {
     struct stats_op op[OP__COUNT];
     struct stats_sec *series; /* owned; one per second from the start */
     size_t n_series, cap_series;
-    struct hist sec_latency; /* the current second's completions */
-    struct hist sec_service; /* the same, service time */
-    struct hist sec_lag;     /* the current second's sends */
-    struct probes *probes;   /* borrowed, may be NULL: read at each second's close */
-    struct hist *sec_f2a;    /* owned; swapped with the probes' (probes_take_second) */
-    size_t cur_sec;          /* the second sec_* belong to */
-    uint64_t late_sends;     /* sends with dispatch lag over STATS_LATE_US */
-    uint64_t not_ready;      /* requests the signers had not ready at their intended time */
+    struct hist sec_latency;              /* the current second's completions */
+    struct hist sec_service;              /* the same, service time */
+    struct hist sec_lag;                  /* the current second's sends */
+    struct probes *probes;                /* borrowed, may be NULL: read at each second's close */
+    struct hist *sec_f2a;                 /* owned; swapped with the probes' (probes_take_second) */
+    uint64_t (*inbound_count)(void *ctx); /* a running count of inbound deliveries, or NULL */
+    void *inbound_ctx;
+    uint64_t inbound_prev;
+    size_t cur_sec;      /* the second sec_* belong to */
+    uint64_t late_sends; /* sends with dispatch lag over STATS_LATE_US */
+    uint64_t not_ready;  /* requests the signers had not ready at their intended time */
 };
 
 #define STATS_LATE_US 1000
@@ -108,6 +112,9 @@ void stats_done(struct stats *s, enum op_kind op, int outcome, int retry_after, 
  * stats_tick): each second closed by stats_tick takes what p closed since the previous
  * one (probes_take_second). NULL stops it. */
 void stats_set_probes(struct stats *s, struct probes *p);
+/* Read inbound deliveries per second from a running counter (count(ctx), thread-safe):
+ * each second closed by stats_tick records how much it grew. NULL stops it. */
+void stats_set_inbound(struct stats *s, uint64_t (*count)(void *ctx), void *ctx);
 /* Close every second before now_ns (computing its percentiles); in_flight is recorded
  * for the seconds closed. With probes set, the first second closed by a call gets the
  * Accepts and Rejects that arrived since the previous call (a late tick shifts them by

@@ -5,20 +5,7 @@
 # one crowd instance shows the target's slower answers in the same histogram.
 set -u
 cd "$(dirname "$0")/../.."
-FLOOD=${FLOOD:-build/flood}
-TARGET_DIR=tests/target
-n=0 fail=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-bad() { n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n - $1"; }
-check() { if eval "$1"; then ok "$2"; else bad "$2"; fi; }
-
-for tool in node curl jq; do
-    command -v "$tool" >/dev/null || { echo "not ok 1 - $tool is not installed"; exit 1; }
-done
-if [ ! -d "$TARGET_DIR/node_modules/@fedify/fedify" ]; then
-    (cd "$TARGET_DIR" && npm ci --no-audit --no-fund --loglevel=error >/dev/null) ||
-        { echo "not ok 1 - npm ci in tests/target"; exit 1; }
-fi
+. tests/tools/target_lib.sh
 
 dir=$(mktemp -d)
 pt=""
@@ -86,6 +73,12 @@ tail_acc=$(j base .probes.after_series.accepts)
 check '[ -n "$sacc" ] && [ "$((sacc + tail_acc))" = "$acc" ] && [ "$(j base .probes.accepted)" = "$acc" ]' \
     "per-second Accepts ($sacc in the series + $tail_acc after it) add up to the inbound Accepts ($acc)"
 check '[ "$sacc" -gt 0 ]' "the series holds Accepts ($sacc)"
+# The target's deliveries the crowd accepted, per second: every Accept is one, so the
+# series holds at least the Accepts it counted, and never more than the run's total.
+sdel=$(j base '[.series[].deliveries] | add')
+tdel=$(j base '[.inbound.deliveries[]] | add')
+check '[ "$sdel" -ge "$sacc" ] && [ "$sdel" -le "$tdel" ]' \
+    "per-second deliveries ($sdel) hold the series' Accepts ($sacc), at most the run's $tdel"
 check '[ "$(j base "[.series[] | select(.accepts > 0) | .f2a_p99_ms >= .f2a_p50_ms and .f2a_p50_ms > 0] | all")" = true ]' \
     "every second with Accepts has Follow-to-Accept p99 >= p50 > 0"
 check '[ "$(j base "[.series[] | select(.accepts == 0) | .f2a_p50_ms == 0 and .f2a_p99_ms == 0] | all")" = true ]' \

@@ -9,20 +9,7 @@
 # INBOUND_TARGET_REPORT=FILE writes what the target showed under each fault.
 set -u
 cd "$(dirname "$0")/../.."
-FLOOD=${FLOOD:-build/flood}
-TARGET_DIR=tests/target
-n=0 fail=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-bad() { n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n - $1"; }
-check() { if eval "$1"; then ok "$2"; else bad "$2"; fi; }
-
-for tool in node curl jq; do
-    command -v "$tool" >/dev/null || { echo "not ok 1 - $tool is not installed"; exit 1; }
-done
-if [ ! -d "$TARGET_DIR/node_modules/@fedify/fedify" ]; then
-    (cd "$TARGET_DIR" && npm ci --no-audit --no-fund --loglevel=error >/dev/null) ||
-        { echo "not ok 1 - npm ci in tests/target"; exit 1; }
-fi
+. tests/tools/target_lib.sh
 
 dir=$(mktemp -d)
 pf="" pt=""
