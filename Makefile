@@ -27,10 +27,11 @@ CFLAGS  += -std=c11 $(OPT) $(WARN) $(SANFLAGS) -pthread $(shell pkg-config --cfl
 LDLIBS  += $(shell pkg-config --libs $(PKGS)) -pthread -lm
 LDFLAGS += $(SANFLAGS)
 
-# Modules are folders; every .c in them is part of the library. main.c is the program.
-SIGN_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(sort $(wildcard sign/*.c)) flood/err.c)
+# Modules are folders; every .c in them is part of the library. flood/ is rooms, one folder
+# deep (docs/ARCHITECTURE.md); flood/main.c is the program.
+SIGN_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(sort $(wildcard sign/*.c)))
 WF_OBJ   := $(patsubst %.c,$(BUILD)/obj/%.o,$(sort $(wildcard webfinger/*.c)))
-DAEMON_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(sort $(filter-out flood/main.c flood/err.c,$(wildcard flood/*.c))))
+DAEMON_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(sort $(wildcard flood/*/*.c)))
 LIB_OBJ  := $(SIGN_OBJ) $(WF_OBJ) $(DAEMON_OBJ)
 TEST_SRC := $(sort $(wildcard tests/unit/test_*.c))
 TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)

@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "flood/cmd.h"
+#include "flood/cmd/cmd.h"
 
 struct command {
     const char *name;

@@ -29,7 +29,7 @@ fi
 # A file that does not compile (a module being written) is left out; a harness that needs
 # it then fails to link and is reported.
 objs=()
-for src in sign/*.c webfinger/*.c flood/*.c; do
+for src in sign/*.c webfinger/*.c flood/*/*.c; do
     [ -f "$src" ] || continue
     [ "$src" = flood/main.c ] && continue
     obj="$out/obj/${src//\//_}"

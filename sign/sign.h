@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <time.h>
 
-#include "flood/err.h"
+#include "sign/err.h"
 
 /* ---- keys ---------------------------------------------------------------------------- */
 

@@ -5,7 +5,7 @@
  *
  * Ids live on the sending actor's host: BASE/users/NAME/activities/SEQ for an activity,
  * BASE/users/NAME/notes/SEQ for the Note of a Create (the same SEQ). SEQ is the caller's
- * unique number (the sender makes it (run << 40) | n, see flood/workload.h), written in
+ * unique number (the sender makes it (run << 40) | n, see flood/send/workload.h), written in
  * decimal as WF_ROUTE_ACTIVITY and WF_ROUTE_NOTE parse it. */
 #ifndef FLOOD_WF_ACTIVITY_H
 #define FLOOD_WF_ACTIVITY_H
@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "flood/err.h"
+#include "sign/err.h"
 #include "webfinger/wf.h"
 
 #define WF_AS_CONTEXT  "https://www.w3.org/ns/activitystreams"

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "flood/err.h"
+#include "sign/err.h"
 
 #define WF_HOST_MAX 256
 #define WF_URL_MAX  512

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flood/inbound.h"
-#include "flood/keycache.h"
+#include "flood/inbound/inbound.h"
+#include "flood/inbound/keycache.h"
 
 #define REQUIRE(cond)                                                                              \
     do {                                                                                           \

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# flood's Prometheus endpoint (flood/metrics.c). First over a synthetic source
+# flood's Prometheus endpoint (flood/report/metrics.c). First over a synthetic source
 # (tests/tools/metrics_fixture, figures fixed in its header comment): scraped with curl,
 # parsed by a real Prometheus parser (promtool check metrics, from Debian's prometheus
 # package), values compared with the ones worked out by hand below. Then, when `flood run
@@ -165,7 +165,7 @@ if "$FLOOD" run --help 2>/dev/null | grep -q -- '--metrics'; then
         check $? "flood_sent_total ($got_sent) within run.json's sent (no --metrics-hold to read the final figures)"
     fi
 else
-    check 0 "values match run.json at the end of a run # SKIP flood run has no --metrics option yet (flood/metrics.c is not wired into cmd_run.c)"
+    check 0 "values match run.json at the end of a run # SKIP flood run has no --metrics option yet (flood/report/metrics.c is not wired into flood/cmd/cmd_run.c)"
 fi
 
 # 3. flood serve --metrics: the inbound families alone

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "flood/hist.h"
+#include "flood/measure/hist.h"
 
 static double now_ns(void)
 {

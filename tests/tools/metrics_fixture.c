@@ -18,7 +18,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "flood/metrics.h"
+#include "flood/report/metrics.h"
 
 static volatile sig_atomic_t stop;
 

@@ -4,8 +4,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "flood/crowd.h"
-#include "flood/follows.h"
+#include "flood/crowd/crowd.h"
+#include "flood/crowd/follows.h"
 #include "tests/check.h"
 
 static void test_options(void)

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "flood/fault.h"
+#include "flood/crowd/fault.h"
 #include "tests/check.h"
 
 static int parses(const char *spec, struct fault_rule *r)

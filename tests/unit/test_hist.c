@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flood/hist.h"
+#include "flood/measure/hist.h"
 #include "tests/check.h"
 
 /* xorshift64*: deterministic samples, independent of libc's rand(). */

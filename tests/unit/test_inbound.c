@@ -15,12 +15,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "flood/crowd.h"
-#include "flood/deliver.h"
-#include "flood/inbound.h"
-#include "flood/keycache.h"
-#include "flood/probes.h"
-#include "flood/workload.h"
+#include "flood/crowd/crowd.h"
+#include "flood/inbound/deliver.h"
+#include "flood/inbound/inbound.h"
+#include "flood/inbound/keycache.h"
+#include "flood/measure/probes.h"
+#include "flood/send/workload.h"
 #include "sign/sign.h"
 #include "tests/check.h"
 

@@ -3,7 +3,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
-#include "flood/probes.h"
+#include "flood/measure/probes.h"
 #include "tests/check.h"
 
 #define THREADS    4

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flood/scenario.h"
+#include "flood/check/scenario.h"
 #include "tests/check.h"
 
 /* Parse text; 0 or -1, err->msg filled on failure. */

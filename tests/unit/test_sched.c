@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flood/sched.h"
+#include "flood/send/sched.h"
 #include "tests/check.h"
 
 static uint64_t count_all(struct sched *s, int64_t *first, int64_t *last, int *monotone)

@@ -5,7 +5,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "flood/stats.h"
+#include "flood/measure/stats.h"
 #include "tests/check.h"
 
 static void test_classify(void)

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "flood/target.h"
+#include "flood/send/target.h"
 #include "tests/check.h"
 
 static void specs(void)

@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "flood/tls.h"
+#include "flood/crowd/tls.h"
 #include "tests/check.h"
 
 static char base[64];

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flood/url.h"
+#include "flood/core/url.h"
 #include "tests/check.h"
 
 /* Split url, expecting success and these parts (NULL: not checked). */

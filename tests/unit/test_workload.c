@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flood/workload.h"
+#include "flood/send/workload.h"
 #include "tests/check.h"
 #include "webfinger/activity.h"
 

@@ -1,0 +1,194 @@
+/* flood/check/check_net.c: the runner's requests: signed inbox POSTs (good, or spoiled on
+ * purpose) and Mastodon API calls. Blocking libcurl, one easy handle a call: the runner
+ * sends one request at a time. */
+#include <curl/curl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "flood/check/check_internal.h"
+#include "flood/core/url.h"
+
+#define STALE_S (24L * 3600) /* outside every server's window (Mastodon's is the widest) */
+
+struct buf {
+    char *p;
+    size_t len, max;
+    int over;
+};
+
+static size_t on_data(char *ptr, size_t size, size_t nmemb, void *userdata)
+{
+    struct buf *b = userdata;
+    size_t n = size * nmemb;
+    if (b->len + n > b->max) {
+        b->over = 1;
+        return 0;
+    }
+    b->p = flood_xrealloc(b->p, b->len + n + 1);
+    memcpy(b->p + b->len, ptr, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+    return n;
+}
+
+void check_http_free(struct check_http *h)
+{
+    free(h->body);
+    memset(h, 0, sizeof(*h));
+}
+
+int check_net_request(const struct check *c, const char *method, const char *url,
+                      const char *const *lines, size_t n_lines, const char *body, size_t len,
+                      struct check_http *out, struct flood_err *err)
+{
+    memset(out, 0, sizeof(*out));
+    CURL *h = curl_easy_init();
+    if (!h) {
+        flood_err_set(err, FLOOD_EIO, "check: %s '%s': curl_easy_init failed", method, url);
+        return -1;
+    }
+    struct curl_slist *hdrs = NULL, *res = NULL, *conn = NULL;
+    for (size_t i = 0; i < n_lines; i++)
+        hdrs = curl_slist_append(hdrs, lines[i]);
+    hdrs = curl_slist_append(hdrs, "Expect:");
+    for (size_t i = 0; i < c->o.http.n_resolve; i++)
+        res = curl_slist_append(res, c->o.http.resolve[i]);
+    for (size_t i = 0; i < c->o.http.n_connect_to; i++)
+        conn = curl_slist_append(conn, c->o.http.connect_to[i]);
+    struct buf b = {.max = CHECK_BODY_MAX};
+    long timeout = c->o.http.timeout_ms > 0 ? c->o.http.timeout_ms : HTTP_TIMEOUT_MS;
+    char ua[64];
+    snprintf(ua, sizeof(ua), "flood/%s (check)", FLOOD_VERSION);
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout);
+    curl_easy_setopt(h, CURLOPT_USERAGENT, ua);
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
+    if (res)
+        curl_easy_setopt(h, CURLOPT_RESOLVE, res);
+    if (conn)
+        curl_easy_setopt(h, CURLOPT_CONNECT_TO, conn);
+    if (c->o.http.insecure) {
+        curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
+        curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
+    }
+    if (c->o.http.cacert)
+        curl_easy_setopt(h, CURLOPT_CAINFO, c->o.http.cacert);
+    if (!strcmp(method, "POST")) {
+        curl_easy_setopt(h, CURLOPT_POST, 1L);
+        curl_easy_setopt(h, CURLOPT_POSTFIELDS, body ? body : "");
+        curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)(body ? len : 0));
+    } else if (strcmp(method, "GET")) {
+        curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
+    }
+    CURLcode rc = curl_easy_perform(h);
+    int ret = 0;
+    if (rc != CURLE_OK) {
+        flood_err_set(err, FLOOD_EIO, "check: %s '%s': %s", method, url,
+                      b.over ? "answer over 1 MiB" : curl_easy_strerror(rc));
+        free(b.p);
+        ret = -1;
+    } else {
+        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &out->status);
+        out->body = b.p;
+        out->len = b.len;
+    }
+    curl_slist_free_all(hdrs);
+    curl_slist_free_all(res);
+    curl_slist_free_all(conn);
+    curl_easy_cleanup(h);
+    return ret;
+}
+
+int check_net_post(struct check *c, const char *inbox, const char *body, const struct sign_key *key,
+                   const char *key_id, int dialect, enum check_variant variant,
+                   struct check_http *out, struct flood_err *err)
+{
+    struct url_parts u;
+    struct flood_err ue;
+    if (url_split(inbox, &u, &ue) < 0) {
+        flood_err_set(err, ue.code, "check: bad inbox URL (%s)", ue.msg);
+        return -1;
+    }
+    static const char ct[] = "application/activity+json";
+    struct sign_header h[1] = {{"Content-Type", ct}};
+    size_t len = strlen(body);
+    struct sign_msg msg = {.method = "POST",
+                           .scheme = u.scheme,
+                           .authority = u.authority,
+                           .path = u.target,
+                           .headers = h,
+                           .n_headers = 1,
+                           .body = body,
+                           .body_len = len};
+    if (variant == CV_BAD_KEY && !c->stranger) {
+        c->stranger = sign_key_generate(SIGN_KEY_RSA, 2048, err);
+        if (!c->stranger)
+            return -1;
+    }
+    struct sign_params sp = {.dialect = dialect,
+                             .key = variant == CV_BAD_KEY ? c->stranger : key,
+                             .key_id = key_id,
+                             .now = time(NULL) - (variant == CV_STALE ? STALE_S : 0)};
+    struct sign_out so = {0};
+    if (sign_request(&sp, &msg, &so, err) < 0)
+        return -1;
+    const char *lines[SIGN_MAX_OUT + 2];
+    char *hs = NULL;
+    size_t n = 0;
+    for (size_t i = 0; i < so.n; i++) {
+        const char *l = so.lines[i];
+        int is_sig = !strncasecmp(l, "Signature:", 10) || !strncasecmp(l, "Signature-Input:", 16);
+        if (variant == CV_UNSIGNED && is_sig)
+            continue;
+        if (variant == CV_HS2019 && !strncasecmp(l, "Signature:", 10)) {
+            /* algorithm is not part of the signing string: the same signature, hs2019
+             * declared (draft-cavage-12 section 2.1.3) */
+            const char *a = strstr(l, "algorithm=\"rsa-sha256\"");
+            if (a) {
+                hs = flood_xasprintf("%.*salgorithm=\"hs2019\"%s", (int)(a - l), l,
+                                     a + strlen("algorithm=\"rsa-sha256\""));
+                l = hs;
+            }
+        }
+        lines[n++] = l;
+    }
+    lines[n++] = "Content-Type: application/activity+json";
+    lines[n++] = "Accept: application/activity+json, application/ld+json";
+    /* digest-mismatch: the signed Digest is of body, the bytes sent are body plus a
+     * newline: the same activity, so a target that ignores the Digest processes it */
+    char *sent = variant == CV_DIGEST ? flood_xasprintf("%s\n", body) : NULL;
+    int rc = check_net_request(c, "POST", inbox, lines, n, sent ? sent : body, sent ? len + 1 : len,
+                               out, err);
+    free(sent);
+    free(hs);
+    sign_out_free(&so);
+    return rc;
+}
+
+int check_api(struct check *c, const char *method, const char *path, const char *body, long *status,
+              json_t **json, struct flood_err *err)
+{
+    *json = NULL;
+    char *url = flood_xasprintf("%s%s", c->origin, path);
+    char *auth = flood_xasprintf("Authorization: Bearer %s", c->o.token);
+    const char *lines[3] = {auth, "Accept: application/json", "Content-Type: application/json"};
+    struct check_http h;
+    int rc = check_net_request(c, method, url, lines, body ? 3 : 2, body, body ? strlen(body) : 0,
+                               &h, err);
+    free(url);
+    free(auth);
+    if (rc < 0)
+        return -1;
+    *status = h.status;
+    if (h.body)
+        *json = json_loadb(h.body, h.len, 0, NULL);
+    check_http_free(&h);
+    return 0;
+}

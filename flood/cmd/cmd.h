@@ -1,0 +1,16 @@
+/* flood/cmd/cmd.h: the commands main() dispatches to. Each takes its own argv (argv[0] is the
+ * command's name) and returns the process exit code: 0 ok, 1 failure, 2 usage. */
+#ifndef FLOOD_CMD_H
+#define FLOOD_CMD_H
+
+int cmd_serve(int argc, char **argv);
+int cmd_actors(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_sign(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
+int cmd_fetch(int argc, char **argv);
+int cmd_check(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
+
+#endif

@@ -1,0 +1,174 @@
+/* flood/cmd/cmd_compare.c: `flood compare RUN_DIR...`, several runs side by side as a Markdown
+ * table, and with --html an overlay page of their curves. */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flood/cmd/cmd.h"
+#include "flood/report/report.h"
+
+static void compare_usage(FILE *f)
+{
+    fprintf(f, "usage: flood compare [--html FILE] RUN_DIR...\n"
+               "Print a Markdown table of the runs side by side, one row a run: the LOAD.md\n"
+               "row (rate, duration, sent, ok, 429, errors) and the key percentiles of the\n"
+               "corrected latency, the service time and Follow-to-Accept, read from each\n"
+               "RUN_DIR/run.json. The figures are run.json's, unrounded.\n\n"
+               "  --html FILE          also write FILE: one self-contained page overlaying the\n"
+               "                       runs' percentile curves, achieved rate and p99 per second\n"
+               "  -h, --help           this help\n\n"
+               "Exit codes: 0 the table was printed, 1 a run folder could not be read (or FILE\n"
+               "written), 2 usage.\n");
+}
+
+static double num(const json_t *o, const char *key)
+{
+    json_t *v = json_object_get(o, key);
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+/* The shortest text that reads back as v (as JSON tools print it); "-" when not a number. */
+static void put_num(double v)
+{
+    if (!isfinite(v)) {
+        fputs(" - |", stdout);
+        return;
+    }
+    if (v == floor(v) && fabs(v) < 9007199254740992.0) {
+        printf(" %.0f |", v);
+        return;
+    }
+    char buf[40];
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(buf, sizeof(buf), "%.*g", prec, v);
+        if (strtod(buf, NULL) == v)
+            break;
+    }
+    printf(" %s |", buf);
+}
+
+static double sum_keys(const json_t *o, const char *const *keys)
+{
+    double s = 0;
+    for (; *keys; keys++) {
+        double v = num(o, *keys);
+        if (isfinite(v))
+            s += v;
+    }
+    return s;
+}
+
+static void row(const char *dir, const json_t *run)
+{
+    static const char *const ok_keys[] = {"200", "202", "2xx_other", NULL};
+    static const char *const err_keys[] = {"timeout", "transport", NULL};
+    const json_t *cfg = json_object_get(run, "config"), *t = json_object_get(run, "totals");
+    const json_t *out = json_object_get(t, "outcomes");
+    const json_t *lat = json_object_get(t, "latency_ms"), *svc = json_object_get(t, "service_ms");
+    const json_t *fa = json_object_get(json_object_get(run, "probes"), "follow_to_accept_ms");
+    if (!fa)
+        fa = json_object_get(json_object_get(run, "inbound"), "follow_to_accept_ms");
+    if (!(num(fa, "count") > 0))
+        fa = NULL;
+
+    /* a '|' in a folder name would split the cell */
+    fputs("| ", stdout);
+    for (const char *p = dir; *p; p++) {
+        if (*p == '|')
+            putchar('\\');
+        putchar(*p);
+    }
+    fputs(" |", stdout);
+    const char *stages = json_string_value(json_object_get(cfg, "stages"));
+    if (stages)
+        printf(" %s |", stages);
+    else if (isfinite(num(cfg, "rate")))
+        printf(" %g/s |", num(cfg, "rate"));
+    else
+        fputs(" - |", stdout);
+    double dur = num(cfg, "scheduled_duration_s");
+    if (!isfinite(dur))
+        dur = num(cfg, "duration_s");
+    put_num(dur);
+    put_num(num(t, "scheduled"));
+    put_num(num(t, "sent"));
+    put_num(num(t, "shed"));
+    put_num(sum_keys(out, ok_keys));
+    put_num(num(out, "429"));
+    put_num(sum_keys(out, err_keys));
+    put_num(num(t, "unfinished"));
+    put_num(num(lat, "p50"));
+    put_num(num(lat, "p90"));
+    put_num(num(lat, "p99"));
+    put_num(num(lat, "p99.9"));
+    put_num(num(lat, "max"));
+    put_num(num(svc, "p50"));
+    put_num(num(svc, "p99"));
+    put_num(fa ? num(fa, "p50") : NAN);
+    put_num(fa ? num(fa, "p99") : NAN);
+    json_t *sat = json_object_get(json_object_get(run, "generator"), "saturated");
+    printf(" %s |\n", json_is_true(sat) ? "yes" : json_is_false(sat) ? "no" : "-");
+}
+
+int cmd_compare(int argc, char **argv)
+{
+    static const struct option opts[] = {{"help", no_argument, NULL, 'h'},
+                                         {"html", required_argument, NULL, 'H'},
+                                         {NULL, 0, NULL, 0}};
+    const char *html = NULL;
+    int id;
+    optind = 1;
+    opterr = 0;
+    while ((id = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        if (id == 'h') {
+            compare_usage(stdout);
+            return 0;
+        }
+        if (id == 'H') {
+            html = optarg;
+            continue;
+        }
+        fprintf(stderr, "flood: compare: %s '%s'\n",
+                id == ':' ? "option needs a value" : "unknown option", argv[optind - 1]);
+        compare_usage(stderr);
+        return 2;
+    }
+    if (optind >= argc) {
+        fprintf(stderr, "flood: compare: at least one run folder is needed\n");
+        compare_usage(stderr);
+        return 2;
+    }
+    int n = argc - optind;
+    json_t **runs = flood_xcalloc((size_t)n, sizeof(*runs));
+    int rc = 0;
+    for (int i = 0; i < n; i++) {
+        struct flood_err err = {0};
+        runs[i] = report_load_run(argv[optind + i], &err);
+        if (!runs[i]) {
+            fprintf(stderr, "flood: compare: %s\n", err.msg);
+            rc = 1;
+        }
+    }
+    if (rc == 0) {
+        printf("| run | rate | duration s | scheduled | sent | shed | ok | 429 | errors | "
+               "unfinished | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms | service p50 ms | "
+               "service p99 ms | follow-to-accept p50 ms | follow-to-accept p99 ms | "
+               "generator saturated |\n");
+        printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+               "\n");
+        for (int i = 0; i < n; i++)
+            row(argv[optind + i], runs[i]);
+        fflush(stdout);
+        struct flood_err err = {0};
+        if (html && report_compare_write(html, argv + optind, (size_t)n, &err)) {
+            fprintf(stderr, "flood: compare: %s\n", err.msg);
+            rc = 1;
+        }
+    }
+    for (int i = 0; i < n; i++)
+        json_decref(runs[i]);
+    free(runs);
+    return rc;
+}

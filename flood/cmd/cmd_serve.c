@@ -1,0 +1,220 @@
+/* flood/cmd/cmd_serve.c: `flood serve` (the crowd alone, for interop work) and `flood actors`. */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "flood/cmd/cli.h"
+#include "flood/cmd/cmd.h"
+#include "flood/crowd/crowd.h"
+#include "flood/inbound/inbound.h"
+#include "flood/report/metrics.h"
+#include "flood/crowd/server.h"
+
+enum { SERVE_OPT_HELP = 'h', SERVE_OPT_EXIT_AFTER = 500, SERVE_OPT_QUIET, SERVE_OPT_METRICS };
+
+static const struct option serve_own_options[] = {
+    {"help", no_argument, NULL, SERVE_OPT_HELP},
+    {"exit-after", required_argument, NULL, SERVE_OPT_EXIT_AFTER},
+    {"quiet", no_argument, NULL, SERVE_OPT_QUIET},
+    {"metrics", required_argument, NULL, SERVE_OPT_METRICS},
+    {NULL, 0, NULL, 0},
+};
+
+static void serve_usage(FILE *f)
+{
+    fprintf(f, "usage: flood serve [options]\n"
+               "Answer as the crowd: every instance's WebFinger, host-meta, NodeInfo, actors,\n"
+               "collections and inboxes, on one listener, told apart by the Host header.\n"
+               "Prints 'listening on http://ADDR:PORT' once ready; stops on SIGINT/SIGTERM.\n\n"
+               "  --exit-after S       stop by itself after S seconds\n"
+               "  --quiet              no progress lines on stderr\n"
+               "  --metrics ADDR:PORT  serve Prometheus metrics at http://ADDR:PORT/metrics\n"
+               "  -h, --help           this help\n\n");
+    fputs(crowd_options_help, f);
+    fputc('\n', f);
+    fputs(inbound_options_help, f);
+}
+
+static long serve_exit_after;
+static int serve_quiet;
+static const char *serve_metrics;
+
+static int serve_own(void *ctx, int id, const char *arg)
+{
+    (void)ctx;
+    switch (id) {
+    case SERVE_OPT_EXIT_AFTER: {
+        char *end;
+        serve_exit_after = strtol(arg, &end, 10);
+        if (*end || serve_exit_after <= 0) {
+            fprintf(stderr, "flood: serve: --exit-after: expected seconds > 0, got '%s'\n", arg);
+            return -1;
+        }
+        return 0;
+    }
+    case SERVE_OPT_QUIET:
+        serve_quiet = 1;
+        return 0;
+    case SERVE_OPT_METRICS: {
+        struct flood_err err = {0};
+        if (metrics_check_addr(arg, &err)) {
+            fprintf(stderr, "flood: serve: --metrics: %s\n", err.msg);
+            return -1;
+        }
+        serve_metrics = arg;
+        return 0;
+    }
+    }
+    return -1;
+}
+
+int cmd_serve(int argc, char **argv)
+{
+    struct crowd_opts co;
+    crowd_opts_defaults(&co);
+    struct inbound_opts *io = inbound_opts_new();
+    struct cli_spec spec = {.cmd = "serve",
+                            .own = serve_own_options,
+                            .own_cb = serve_own,
+                            .crowd = &co,
+                            .inbound = io,
+                            .usage = serve_usage};
+    int rc = cli_parse(&spec, argc, argv);
+    if (rc) {
+        inbound_opts_free(io);
+        return rc == 1 ? 0 : 2;
+    }
+    co.quiet = serve_quiet;
+    struct flood_err err = {0};
+    if (crowd_opts_check(&co, &err)) {
+        fprintf(stderr, "flood: serve: %s\n", err.msg);
+        inbound_opts_free(io);
+        return 2;
+    }
+
+    /* Signals are taken synchronously by sigwait below; block them before any thread starts
+     * so that every thread inherits the mask. */
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    struct crowd *crowd = crowd_new(&co, &err);
+    struct inbound *in = NULL;
+    struct server *srv = NULL;
+    struct metrics_pub *mpub = NULL;
+    struct metrics *mtr = NULL;
+    if (!crowd)
+        goto fail;
+    in = inbound_new(crowd, io, NULL, &err);
+    if (!in)
+        goto fail;
+    struct server_hooks hooks = {
+        .ctx = in, .inbox = inbound_inbox_hook, .fault = inbound_fault_hook};
+    srv = server_start(crowd, &hooks, &err);
+    if (!srv)
+        goto fail;
+    if (serve_metrics) {
+        mpub = metrics_pub_new(in, NULL);
+        struct metrics_source msrc = {.snapshot = metrics_pub_snapshot, .ctx = mpub};
+        mtr = metrics_start(serve_metrics, &msrc, &err);
+        if (!mtr)
+            goto fail;
+        printf("metrics on http://%s/metrics\n", metrics_address(mtr));
+    }
+    printf("listening on %s://%s\n", co.tls ? "https" : "http", server_address(srv));
+    if (crowd->ca_path)
+        printf("tls: CA certificate %s\n", crowd->ca_path);
+    fflush(stdout);
+
+    if (serve_exit_after > 0) {
+        struct timespec ts = {.tv_sec = serve_exit_after};
+        while (sigtimedwait(&set, NULL, &ts) < 0 && errno == EINTR)
+            ;
+    } else {
+        int sig;
+        sigwait(&set, &sig);
+    }
+    struct server_stats st;
+    server_get_stats(srv, &st);
+    metrics_stop(mtr);
+    metrics_pub_free(mpub);
+    server_stop(srv);
+    inbound_free(in, 2000);
+    if (!serve_quiet)
+        fprintf(stderr,
+                "serve: %llu requests: %llu 2xx, %llu 3xx, %llu 4xx, %llu 5xx; %llu for unknown "
+                "hosts, %llu too large, %llu faulted\n",
+                st.requests, st.by_status[2], st.by_status[3], st.by_status[4], st.by_status[5],
+                st.bad_host, st.too_large, st.faults);
+    crowd_free(crowd);
+    inbound_opts_free(io);
+    return 0;
+fail:
+    fprintf(stderr, "flood: serve: %s\n", err.msg);
+    metrics_stop(mtr);
+    metrics_pub_free(mpub);
+    server_stop(srv);
+    if (in)
+        inbound_free(in, 0);
+    crowd_free(crowd);
+    inbound_opts_free(io);
+    return 1;
+}
+
+static void actors_usage(FILE *f)
+{
+    fprintf(f, "usage: flood actors [crowd options]\n"
+               "Print every crowd actor as acct:NAME@HOST, one a line, so scripts can have\n"
+               "target accounts follow them. Only --instances, --actors and --domain matter.\n\n");
+    fputs(crowd_options_help, f);
+}
+
+static int actors_own(void *ctx, int id, const char *arg)
+{
+    (void)ctx;
+    (void)id;
+    (void)arg;
+    return -1;
+}
+
+int cmd_actors(int argc, char **argv)
+{
+    static const struct option own[] = {{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    struct crowd_opts co;
+    crowd_opts_defaults(&co);
+    struct cli_spec spec = {
+        .cmd = "actors", .own = own, .own_cb = actors_own, .crowd = &co, .usage = actors_usage};
+    int rc = cli_parse(&spec, argc, argv);
+    if (rc)
+        return rc == 1 ? 0 : 2;
+    struct wf_crowd wf = {.instances = co.instances,
+                          .actors = co.actors,
+                          .domain_template = co.domain,
+                          .scheme = co.scheme ? co.scheme : "http",
+                          .public_port = co.public_port,
+                          .version = FLOOD_VERSION};
+    struct flood_err err = {0};
+    if (crowd_opts_check(&co, &err)) {
+        fprintf(stderr, "flood: actors: %s\n", err.msg);
+        return 2;
+    }
+    for (int i = 1; i <= co.instances; i++) {
+        char host[WF_HOST_MAX];
+        wf_host(&wf, i, host);
+        for (int a = 1; a <= co.actors; a++) {
+            char name[WF_NAME_MAX];
+            wf_actor_name(a, name);
+            if (printf("acct:%s@%s\n", name, host) < 0)
+                return 1;
+        }
+    }
+    return fflush(stdout) ? 1 : 0;
+}

@@ -1,0 +1,513 @@
+/* flood/crowd/crowd.c: the crowd's options, keys and pre-rendered documents. */
+#include "flood/crowd/crowd.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "flood/crowd/server.h"
+#include "flood/crowd/tls.h"
+
+/* Crowds up to this many actors get every actor document rendered at start; bigger ones
+ * render on demand (a 1,000 x 1,000 crowd would need over a gigabyte of documents). */
+#define CROWD_PRERENDER_MAX 20000
+
+const struct option crowd_options[] = {
+    {"instances", required_argument, NULL, CROWD_OPT_INSTANCES},
+    {"actors", required_argument, NULL, CROWD_OPT_ACTORS},
+    {"domain", required_argument, NULL, CROWD_OPT_DOMAIN},
+    {"listen", required_argument, NULL, CROWD_OPT_LISTEN},
+    {"public-port", required_argument, NULL, CROWD_OPT_PUBLIC_PORT},
+    {"scheme", required_argument, NULL, CROWD_OPT_SCHEME},
+    {"state", required_argument, NULL, CROWD_OPT_STATE},
+    {"key-bits", required_argument, NULL, CROWD_OPT_KEY_BITS},
+    {"key-pool", required_argument, NULL, CROWD_OPT_KEY_POOL},
+    {"key-type", required_argument, NULL, CROWD_OPT_KEY_TYPE},
+    {"tls", no_argument, NULL, CROWD_OPT_TLS},
+    {"server-threads", required_argument, NULL, CROWD_OPT_THREADS},
+    {NULL, 0, NULL, 0},
+};
+
+const char crowd_options_help[] =
+    "crowd options:\n"
+    "  --instances N        fake instances (default 20)\n"
+    "  --actors M           actors per instance (default 10)\n"
+    "  --domain TEMPLATE    host name template with one %d (default flood%d.test)\n"
+    "  --listen ADDR:PORT   listening address (default 127.0.0.1:8080; port 0 picks one,\n"
+    "                       printed as 'listening on http://ADDR:PORT')\n"
+    "  --public-port P      port written in the crowd's URLs (default none)\n"
+    "  --scheme http|https  scheme of the crowd's URLs (default http; https with --tls)\n"
+    "  --state DIR          keys and certificates kept across runs (default\n"
+    "                       $FLOOD_STATE, else $XDG_STATE_HOME/flood, else ~/.local/state/flood)\n"
+    "  --key-bits B         RSA key size (default 2048)\n"
+    "  --key-pool K         K keys shared by the whole crowd (default: a key per actor)\n"
+    "  --key-type rsa|ed25519  actor keys (ed25519 for RFC 9421 runs; default rsa)\n"
+    "  --tls                serve HTTPS with a CA and a leaf naming every instance, made in\n"
+    "                       the state folder (the CA's path is printed)\n"
+    "  --server-threads T   server threads (default 4: a key fetch blocks its thread)\n";
+
+void crowd_opts_defaults(struct crowd_opts *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->instances = 20;
+    o->actors = 10;
+    o->domain = "flood%d.test";
+    o->listen = "127.0.0.1:8080";
+    o->scheme = NULL;
+    o->key_bits = 2048;
+    o->key_type = SIGN_KEY_RSA;
+    o->threads = 4;
+}
+
+/* Parse a whole decimal number in [min, max] for option name. */
+static int parse_int(const char *name, const char *arg, long min, long max, int *out,
+                     struct flood_err *err)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(arg, &end, 10);
+    if (errno || end == arg || *end || v < min || v > max) {
+        flood_err_set(err, FLOOD_EINVAL, "--%s: expected a number from %ld to %ld, got '%s'", name,
+                      min, max, arg);
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+int crowd_opts_set(struct crowd_opts *o, int id, const char *arg, struct flood_err *err)
+{
+    switch (id) {
+    case CROWD_OPT_INSTANCES:
+        return parse_int("instances", arg, 1, 1000000, &o->instances, err);
+    case CROWD_OPT_ACTORS:
+        return parse_int("actors", arg, 1, 1000000, &o->actors, err);
+    case CROWD_OPT_DOMAIN:
+        o->domain = arg;
+        return 0;
+    case CROWD_OPT_LISTEN:
+        o->listen = arg;
+        return 0;
+    case CROWD_OPT_PUBLIC_PORT:
+        return parse_int("public-port", arg, 1, 65535, &o->public_port, err);
+    case CROWD_OPT_SCHEME:
+        if (strcmp(arg, "http") && strcmp(arg, "https")) {
+            flood_err_set(err, FLOOD_EINVAL, "--scheme: expected http or https, got '%s'", arg);
+            return -1;
+        }
+        o->scheme = arg;
+        return 0;
+    case CROWD_OPT_STATE:
+        o->state = arg;
+        return 0;
+    case CROWD_OPT_KEY_BITS:
+        return parse_int("key-bits", arg, 2048, 8192, &o->key_bits, err);
+    case CROWD_OPT_KEY_POOL:
+        return parse_int("key-pool", arg, 1, 10000000, &o->key_pool, err);
+    case CROWD_OPT_KEY_TYPE:
+        if (!strcmp(arg, "rsa"))
+            o->key_type = SIGN_KEY_RSA;
+        else if (!strcmp(arg, "ed25519"))
+            o->key_type = SIGN_KEY_ED25519;
+        else {
+            flood_err_set(err, FLOOD_EINVAL, "--key-type: expected rsa or ed25519, got '%s'", arg);
+            return -1;
+        }
+        return 0;
+    case CROWD_OPT_TLS:
+        o->tls = 1;
+        return 0;
+    case CROWD_OPT_THREADS:
+        return parse_int("server-threads", arg, 1, 64, &o->threads, err);
+    }
+    flood_err_set(err, FLOOD_EINVAL, "crowd: unknown option id %d", id);
+    return -1;
+}
+
+int crowd_opts_check(const struct crowd_opts *o, struct flood_err *err)
+{
+    struct wf_crowd wf = {.instances = o->instances,
+                          .actors = o->actors,
+                          .domain_template = o->domain,
+                          .scheme = o->scheme ? o->scheme : "http",
+                          .public_port = o->public_port,
+                          .version = FLOOD_VERSION};
+    struct flood_err e2 = {0};
+    if (wf_crowd_check(&wf, &e2)) {
+        flood_err_set(err, FLOOD_EINVAL, "--domain/--instances/--actors: %s", e2.msg);
+        return -1;
+    }
+    if (o->tls && o->scheme && strcmp(o->scheme, "https")) {
+        flood_err_set(err, FLOOD_EINVAL, "--tls: the crowd's URLs must then be https");
+        return -1;
+    }
+    return server_check_listen(o->listen, err);
+}
+
+struct option *crowd_merge_options(const struct option *a, const struct option *b)
+{
+    size_t na = 0, nb = 0;
+    while (a && a[na].name)
+        na++;
+    while (b && b[nb].name)
+        nb++;
+    struct option *o = flood_xcalloc(na + nb + 1, sizeof(*o));
+    if (na)
+        memcpy(o, a, na * sizeof(*o));
+    if (nb)
+        memcpy(o + na, b, nb * sizeof(*o));
+    return o;
+}
+
+/* ---- the state folder ----------------------------------------------------------------- */
+
+static int mkdir_p(const char *path, struct flood_err *err)
+{
+    char buf[PATH_MAX];
+    if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf)) {
+        flood_err_set(err, FLOOD_EINVAL, "crowd: state path too long '%s'", path);
+        return -1;
+    }
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(buf, 0700) && errno != EEXIST)
+            goto fail;
+        *p = '/';
+    }
+    if (mkdir(buf, 0700) && errno != EEXIST)
+        goto fail;
+    return 0;
+fail:
+    flood_err_set(err, FLOOD_EIO, "crowd: cannot make state folder '%s': %s", buf, strerror(errno));
+    return -1;
+}
+
+static char *default_state_dir(void)
+{
+    const char *e = getenv("FLOOD_STATE");
+    if (e && *e)
+        return flood_xstrdup(e);
+    e = getenv("XDG_STATE_HOME");
+    if (e && *e)
+        return flood_xasprintf("%s/flood", e);
+    e = getenv("HOME");
+    if (e && *e)
+        return flood_xasprintf("%s/.local/state/flood", e);
+    return flood_xstrdup(".flood-state");
+}
+
+static char *read_file(const char *path, size_t max)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *buf = flood_xmalloc(max + 1);
+    size_t n = fread(buf, 1, max, f);
+    fclose(f);
+    buf[n] = '\0';
+    return buf;
+}
+
+/* Write data to path with mode 0600, through a temporary file and a rename, so a crash
+ * never leaves half a key behind. */
+static int write_private(const char *path, const char *data, struct flood_err *err)
+{
+    char tmp[PATH_MAX + 32];
+    snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (fd < 0) {
+        flood_err_set(err, FLOOD_EIO, "crowd: cannot write '%s': %s", tmp, strerror(errno));
+        return -1;
+    }
+    size_t len = strlen(data), off = 0;
+    while (off < len) {
+        ssize_t w = write(fd, data + off, len - off);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            flood_err_set(err, FLOOD_EIO, "crowd: cannot write '%s': %s", tmp, strerror(errno));
+            close(fd);
+            unlink(tmp);
+            return -1;
+        }
+        off += (size_t)w;
+    }
+    if (close(fd) || rename(tmp, path)) {
+        flood_err_set(err, FLOOD_EIO, "crowd: cannot write '%s': %s", path, strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- keys ---------------------------------------------------------------------------- */
+
+struct keygen {
+    struct crowd *c;
+    const char *dir;
+    size_t from, step;
+    int failed;
+    struct flood_err err;
+    size_t generated;
+};
+
+/* Load key i from the state folder, or generate and store it. */
+static int load_or_make_key(struct crowd *c, const char *dir, size_t i, size_t *generated,
+                            struct flood_err *err)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof(path), "%s/%06zu.pem", dir, i);
+    char *pem = read_file(path, 64 * 1024);
+    struct sign_key *k = NULL;
+    if (pem) {
+        k = sign_key_from_pem(pem, 0, err);
+        free(pem);
+        if (!k) {
+            char msg[sizeof(err->msg)];
+            snprintf(msg, sizeof(msg), "%s", err->msg);
+            flood_err_set(err, FLOOD_EINVAL, "crowd: bad key file '%s': %s", path, msg);
+            return -1;
+        }
+        if (sign_key_type(k) != c->opts.key_type || !sign_key_is_private(k)) {
+            flood_err_set(err, FLOOD_EINVAL, "crowd: key file '%s' is not a private %s key", path,
+                          c->opts.key_type == SIGN_KEY_RSA ? "RSA" : "Ed25519");
+            sign_key_free(k);
+            return -1;
+        }
+    } else {
+        k = sign_key_generate(c->opts.key_type, c->opts.key_bits, err);
+        if (!k)
+            return -1;
+        char *priv = sign_key_private_pem(k, err);
+        if (!priv || write_private(path, priv, err)) {
+            free(priv);
+            sign_key_free(k);
+            return -1;
+        }
+        free(priv);
+        (*generated)++;
+    }
+    char *pub = sign_key_public_pem(k, err);
+    if (!pub) {
+        sign_key_free(k);
+        return -1;
+    }
+    c->keys[i] = k;
+    c->key_pems[i] = pub;
+    if (c->opts.key_type == SIGN_KEY_ED25519) {
+        c->key_multibase[i] = sign_key_multibase(k, err);
+        if (!c->key_multibase[i])
+            return -1;
+    }
+    return 0;
+}
+
+static void *keygen_thread(void *arg)
+{
+    struct keygen *g = arg;
+    for (size_t i = g->from; i < g->c->n_keys && !g->failed; i += g->step)
+        if (load_or_make_key(g->c, g->dir, i, &g->generated, &g->err))
+            g->failed = 1;
+    return NULL;
+}
+
+static int crowd_keys(struct crowd *c, struct flood_err *err)
+{
+    uint64_t total = (uint64_t)c->opts.instances * (uint64_t)(c->opts.actors + 1);
+    c->n_keys = c->opts.key_pool ? (size_t)c->opts.key_pool : (size_t)total;
+    if (c->n_keys > total)
+        c->n_keys = (size_t)total;
+    if (c->n_keys > 1000000) {
+        flood_err_set(err, FLOOD_ELIMIT,
+                      "crowd: %zu keys is too many; use --key-pool K (a big crowd shares K keys)",
+                      c->n_keys);
+        return -1;
+    }
+    c->keys = flood_xcalloc(c->n_keys, sizeof(*c->keys));
+    c->key_pems = flood_xcalloc(c->n_keys, sizeof(*c->key_pems));
+    c->key_multibase = flood_xcalloc(c->n_keys, sizeof(*c->key_multibase));
+
+    char *dir = c->opts.key_type == SIGN_KEY_RSA
+                    ? flood_xasprintf("%s/keys/rsa-%d", c->state_dir, c->opts.key_bits)
+                    : flood_xasprintf("%s/keys/ed25519", c->state_dir);
+    if (mkdir_p(dir, err)) {
+        free(dir);
+        return -1;
+    }
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t nthreads = cores > 1 ? (size_t)cores : 1;
+    if (nthreads > 16)
+        nthreads = 16;
+    if (nthreads > c->n_keys)
+        nthreads = c->n_keys;
+    struct keygen *g = flood_xcalloc(nthreads, sizeof(*g));
+    pthread_t *tids = flood_xcalloc(nthreads, sizeof(*tids));
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (size_t t = 0; t < nthreads; t++) {
+        g[t] = (struct keygen){.c = c, .dir = dir, .from = t, .step = nthreads};
+        if (pthread_create(&tids[t], NULL, keygen_thread, &g[t])) {
+            g[t].failed = 1;
+            flood_err_set(&g[t].err, FLOOD_EIO, "crowd: cannot start a key thread");
+            tids[t] = 0;
+        }
+    }
+    int rc = 0;
+    size_t generated = 0;
+    for (size_t t = 0; t < nthreads; t++) {
+        if (tids[t])
+            pthread_join(tids[t], NULL);
+        generated += g[t].generated;
+        if (g[t].failed && !rc) {
+            *err = g[t].err;
+            rc = -1;
+        }
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (!rc && !c->opts.quiet)
+        fprintf(stderr, "crowd: %zu keys (%zu generated) in %s, %.2f s\n", c->n_keys, generated,
+                dir, (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+    free(g);
+    free(tids);
+    free(dir);
+    return rc;
+}
+
+static size_t key_slot(const struct crowd *c, int instance, int actor)
+{
+    return (size_t)(crowd_actor_index(c, instance, actor) % c->n_keys);
+}
+
+const struct sign_key *crowd_key(const struct crowd *c, int instance, int actor)
+{
+    return c->keys[key_slot(c, instance, actor)];
+}
+
+void crowd_key_id(const struct crowd *c, int instance, int actor, char out[WF_URL_MAX])
+{
+    char url[WF_URL_MAX];
+    wf_actor_url(&c->wf, instance, actor, url);
+    snprintf(out, WF_URL_MAX, "%.*s#main-key", WF_URL_MAX - 10, url);
+}
+
+static void render_actor(const struct crowd *c, int instance, int actor, struct wf_doc *out)
+{
+    size_t slot = key_slot(c, instance, actor);
+    struct wf_key_info ki = {.public_pem = c->key_pems[slot],
+                             .ed25519_multibase = c->key_multibase[slot]};
+    wf_actor(&c->wf, instance, actor, &ki, out);
+}
+
+void crowd_actor_doc(const struct crowd *c, int instance, int actor, struct wf_doc *out)
+{
+    if (c->actor_docs) {
+        const struct crowd_doc *d = &c->actor_docs[crowd_actor_index(c, instance, actor)];
+        out->status = 200;
+        out->content_type = WF_CT_ACTIVITY;
+        out->body = flood_xstrndup(d->body, d->len);
+        out->len = d->len;
+        return;
+    }
+    render_actor(c, instance, actor, out);
+}
+
+static int crowd_tls(struct crowd *c, struct flood_err *err)
+{
+    size_t n = (size_t)c->opts.instances;
+    char **hosts = flood_xcalloc(n, sizeof(*hosts));
+    for (size_t i = 0; i < n; i++) {
+        char h[WF_HOST_MAX];
+        wf_host(&c->wf, (int)i + 1, h);
+        hosts[i] = flood_xstrdup(h);
+    }
+    struct tls_files tf;
+    memset(&tf, 0, sizeof(tf));
+    int rc = tls_ensure(c->state_dir, (const char *const *)hosts, n, &tf, err);
+    for (size_t i = 0; i < n; i++)
+        free(hosts[i]);
+    free(hosts);
+    if (rc)
+        return -1;
+    c->ca_path = flood_xstrdup(tf.ca_path);
+    c->tls_cert_pem = flood_xstrdup(tf.cert_pem);
+    c->tls_key_pem = flood_xstrdup(tf.key_pem);
+    tls_files_free(&tf);
+    return 0;
+}
+
+struct crowd *crowd_new(const struct crowd_opts *o, struct flood_err *err)
+{
+    struct crowd *c = flood_xcalloc(1, sizeof(*c));
+    c->opts = *o;
+    if (!c->opts.scheme)
+        c->opts.scheme = c->opts.tls ? "https" : "http";
+    c->wf = (struct wf_crowd){
+        .instances = o->instances,
+        .actors = o->actors,
+        .domain_template = o->domain,
+        .scheme = c->opts.scheme,
+        .public_port = o->public_port,
+        .version = FLOOD_VERSION,
+    };
+    if (wf_crowd_check(&c->wf, err))
+        goto fail;
+    if (c->opts.key_type == SIGN_KEY_ED25519 && o->key_bits != 2048 && !o->quiet)
+        fprintf(stderr, "crowd: --key-bits is ignored for Ed25519 keys\n");
+    c->state_dir = o->state ? flood_xstrdup(o->state) : default_state_dir();
+    if (mkdir_p(c->state_dir, err) || crowd_keys(c, err))
+        goto fail;
+    if (c->opts.tls && crowd_tls(c, err))
+        goto fail;
+    uint64_t total = (uint64_t)o->instances * (uint64_t)(o->actors + 1);
+    c->follows = follows_new(total);
+    if (total <= CROWD_PRERENDER_MAX) {
+        c->actor_docs = flood_xcalloc((size_t)total, sizeof(*c->actor_docs));
+        for (int i = 1; i <= o->instances; i++)
+            for (int a = 0; a <= o->actors; a++) {
+                struct wf_doc d;
+                render_actor(c, i, a, &d);
+                struct crowd_doc *cd = &c->actor_docs[crowd_actor_index(c, i, a)];
+                cd->body = d.body;
+                cd->len = d.len;
+            }
+    }
+    return c;
+fail:
+    crowd_free(c);
+    return NULL;
+}
+
+void crowd_free(struct crowd *c)
+{
+    if (!c)
+        return;
+    if (c->actor_docs) {
+        uint64_t total = (uint64_t)c->opts.instances * (uint64_t)(c->opts.actors + 1);
+        for (uint64_t i = 0; i < total; i++)
+            free(c->actor_docs[i].body);
+        free(c->actor_docs);
+    }
+    for (size_t i = 0; i < c->n_keys; i++) {
+        sign_key_free(c->keys ? c->keys[i] : NULL);
+        free(c->key_pems ? c->key_pems[i] : NULL);
+        free(c->key_multibase ? c->key_multibase[i] : NULL);
+    }
+    free(c->keys);
+    free(c->key_pems);
+    free(c->key_multibase);
+    follows_free(c->follows);
+    free(c->state_dir);
+    free(c->ca_path);
+    free(c->tls_cert_pem);
+    free(c->tls_key_pem);
+    free(c);
+}

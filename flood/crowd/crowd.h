@@ -1,0 +1,102 @@
+/* flood/crowd/crowd.h: the crowd of fake instances: its options, its keys (generated once and
+ * kept in the state folder), its pre-rendered documents and its follow state.
+ *
+ * Indexing: instance i in 1..instances, actor j in 1..actors, actor 0 the instance actor.
+ * The crowd is built once (crowd_new) and read by the server's threads and the sender
+ * without locks; only the follow state (crowd->follows) changes, behind its own lock. */
+#ifndef FLOOD_CROWD_H
+#define FLOOD_CROWD_H
+
+#include <getopt.h>
+#include <stdint.h>
+
+#include "sign/err.h"
+#include "flood/crowd/follows.h"
+#include "sign/sign.h"
+#include "webfinger/wf.h"
+
+struct crowd_opts {
+    int instances;               /* --instances, default 20 */
+    int actors;                  /* --actors, default 10 */
+    const char *domain;          /* --domain, default "flood%d.test" */
+    const char *listen;          /* --listen ADDR:PORT, default "127.0.0.1:8080"; port 0 allowed */
+    int public_port;             /* --public-port, 0 = none in URLs */
+    const char *scheme;          /* --scheme http|https (default http, https with --tls) */
+    const char *state;           /* --state DIR */
+    int key_bits;                /* --key-bits, default 2048 */
+    int key_pool;                /* --key-pool K, 0 = a key per actor */
+    enum sign_key_type key_type; /* --key-type rsa|ed25519 */
+    int tls;                     /* --tls */
+    int threads;                 /* --server-threads, default 1 */
+    int quiet;                   /* no progress lines on stderr */
+};
+
+/* Option ids of the crowd's options, above any command's own (which stay below 1000). */
+enum {
+    CROWD_OPT_INSTANCES = 1000,
+    CROWD_OPT_ACTORS,
+    CROWD_OPT_DOMAIN,
+    CROWD_OPT_LISTEN,
+    CROWD_OPT_PUBLIC_PORT,
+    CROWD_OPT_SCHEME,
+    CROWD_OPT_STATE,
+    CROWD_OPT_KEY_BITS,
+    CROWD_OPT_KEY_POOL,
+    CROWD_OPT_KEY_TYPE,
+    CROWD_OPT_TLS,
+    CROWD_OPT_THREADS,
+};
+
+/* getopt_long entries of the crowd's options, terminated by a zero entry, and their help. */
+extern const struct option crowd_options[];
+extern const char crowd_options_help[];
+
+void crowd_opts_defaults(struct crowd_opts *o);
+/* Apply option id (CROWD_OPT_*) with its argument. 0, or -1 and err ("--actors: ..."). */
+int crowd_opts_set(struct crowd_opts *o, int id, const char *arg, struct flood_err *err) FLOOD_WUR;
+
+/* Check options before anything is made (the template, counts, scheme, --listen).
+ * 0, or -1 and err naming the option. */
+int crowd_opts_check(const struct crowd_opts *o, struct flood_err *err) FLOOD_WUR;
+
+/* A new getopt_long array: a's entries then b's (each zero-terminated); free(). */
+struct option *crowd_merge_options(const struct option *a, const struct option *b);
+
+struct crowd_doc {
+    char *body; /* owned */
+    size_t len;
+};
+
+struct crowd {
+    struct crowd_opts opts;
+    struct wf_crowd wf;
+    char *state_dir;        /* resolved state folder */
+    struct sign_key **keys; /* the key pool, n_keys of them (private) */
+    char **key_pems;        /* public PEM of each key */
+    char **key_multibase;   /* FEP-521a form of each Ed25519 key, else NULL */
+    size_t n_keys;
+    struct crowd_doc *actor_docs; /* pre-rendered actor documents, or NULL (big crowds) */
+    struct follows *follows;      /* who follows whom (inbound updates it) */
+    char *ca_path;                /* with --tls: the CA a target must trust */
+    char *tls_cert_pem, *tls_key_pem;
+};
+
+/* Build the crowd: check options, load or generate keys in the state folder, make TLS
+ * material with --tls, pre-render documents. A new crowd (crowd_free), or NULL and err. */
+struct crowd *crowd_new(const struct crowd_opts *o, struct flood_err *err) FLOOD_WUR;
+void crowd_free(struct crowd *c);
+
+/* Global index of (instance, actor): (instance-1)*(actors+1) + actor. */
+static inline uint64_t crowd_actor_index(const struct crowd *c, int instance, int actor)
+{
+    return (uint64_t)(instance - 1) * (uint64_t)(c->opts.actors + 1) + (uint64_t)actor;
+}
+/* The private key of an actor (borrowed from the crowd). */
+const struct sign_key *crowd_key(const struct crowd *c, int instance, int actor);
+/* keyId of an actor ("ACTOR#main-key") into out. */
+void crowd_key_id(const struct crowd *c, int instance, int actor, char out[WF_URL_MAX]);
+/* The actor document of (instance, actor): from the pre-rendered table or rendered now.
+ * out->body is new (free with wf_doc_free) either way. */
+void crowd_actor_doc(const struct crowd *c, int instance, int actor, struct wf_doc *out);
+
+#endif

@@ -1,0 +1,604 @@
+/* flood/crowd/server.c: the crowd's HTTP server on libmicrohttpd. One daemon, one listener, every
+ * instance told apart by its Host header. This file only turns requests into calls of
+ * webfinger/ and of the hooks, and applies faults (delays and hangs suspend the connection;
+ * a reset closes it with SO_LINGER 0 so the peer sees RST). */
+#include "flood/crowd/server.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "sign/sign.h"
+
+#define SERVER_HEADER_MEMORY   (64 * 1024) /* per-connection pool: headers beyond get 431 */
+#define SERVER_IDLE_TIMEOUT    30          /* seconds: slow or idle connections are cut off */
+#define SERVER_MAX_CONNECTIONS 20000
+
+/* A connection suspended by a fault: resumed at due (hang: never, but at stop). */
+struct suspended {
+    struct MHD_Connection *conn;
+    struct request *req;
+    struct timespec due;
+    int hang;
+    struct suspended *next;
+};
+
+struct server {
+    struct crowd *crowd;
+    struct server_hooks hooks;
+    struct MHD_Daemon *mhd;
+    int port;
+    char address[128];
+    /* the fault timer: a thread resuming delayed connections at their due time */
+    pthread_t timer;
+    int timer_started;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    struct suspended *pending;
+    int stopping;
+    atomic_ullong requests, by_status[6], bad_host, too_large, faults;
+};
+
+/* Per-request state, freed in the completion callback. */
+struct request {
+    char *body;
+    size_t len, cap;
+    int too_large;
+    int fault_done; /* the fault hook ran */
+    struct server_fault fault;
+    int resumed; /* came back from a delay */
+};
+
+const char *server_req_header(const struct server_req *req, const char *name)
+{
+    return MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name);
+}
+
+struct header_walk {
+    struct sign_header *hdrs;
+    size_t n, max;
+};
+
+static enum MHD_Result header_cb(void *cls, enum MHD_ValueKind kind, const char *key,
+                                 const char *value)
+{
+    (void)kind;
+    struct header_walk *w = cls;
+    if (w->n >= w->max)
+        return MHD_NO;
+    w->hdrs[w->n].name = key;
+    w->hdrs[w->n].value = value ? value : "";
+    w->n++;
+    return MHD_YES;
+}
+
+size_t server_req_headers(const struct server_req *req, struct sign_header *hdrs, size_t max)
+{
+    struct header_walk w = {.hdrs = hdrs, .max = max};
+    MHD_get_connection_values(req->conn, MHD_HEADER_KIND, header_cb, &w);
+    return w.n;
+}
+
+static void count_status(struct server *s, int status)
+{
+    int k = status / 100;
+    atomic_fetch_add(&s->by_status[(k >= 1 && k <= 5) ? k : 0], 1);
+}
+
+/* Queue doc as the answer (taking its body). persistent: body is not ours to free. */
+static enum MHD_Result answer(struct server *s, struct MHD_Connection *conn, struct wf_doc *doc,
+                              int persistent, int vary, long retry_after, const char *allow)
+{
+    struct MHD_Response *r;
+    if (doc->body)
+        r = MHD_create_response_from_buffer(
+            doc->len, doc->body, persistent ? MHD_RESPMEM_PERSISTENT : MHD_RESPMEM_MUST_FREE);
+    else
+        r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    if (!r) {
+        if (!persistent)
+            free(doc->body);
+        doc->body = NULL;
+        return MHD_NO;
+    }
+    doc->body = NULL; /* the response owns it now */
+    if (doc->content_type)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, doc->content_type);
+    if (vary)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, "Accept");
+    if (retry_after > 0) {
+        char ra[32];
+        snprintf(ra, sizeof(ra), "%ld", retry_after);
+        MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, ra);
+    }
+    if (allow)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
+    MHD_add_response_header(r, MHD_HTTP_HEADER_SERVER, "flood/" FLOOD_VERSION);
+    count_status(s, doc->status);
+    enum MHD_Result ret = MHD_queue_response(conn, (unsigned)doc->status, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+static enum MHD_Result answer_error(struct server *s, struct MHD_Connection *conn, int status,
+                                    const char *msg, const char *allow)
+{
+    struct wf_doc d;
+    wf_error(status, msg, &d);
+    return answer(s, conn, &d, 0, 0, 0, allow);
+}
+
+/* ---- faults ------------------------------------------------------------------------- */
+
+static void *timer_main(void *arg)
+{
+    struct server *s = arg;
+    pthread_mutex_lock(&s->lock);
+    while (!s->stopping) {
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        struct suspended **pp = &s->pending, *next_due = NULL;
+        while (*pp) {
+            struct suspended *p = *pp;
+            int due = !p->hang && (p->due.tv_sec < now.tv_sec ||
+                                   (p->due.tv_sec == now.tv_sec && p->due.tv_nsec <= now.tv_nsec));
+            if (due) {
+                *pp = p->next;
+                p->req->resumed = 1;
+                MHD_resume_connection(p->conn);
+                free(p);
+                continue;
+            }
+            if (!p->hang &&
+                (!next_due || p->due.tv_sec < next_due->due.tv_sec ||
+                 (p->due.tv_sec == next_due->due.tv_sec && p->due.tv_nsec < next_due->due.tv_nsec)))
+                next_due = p;
+            pp = &p->next;
+        }
+        if (next_due) {
+            struct timespec until = next_due->due;
+            pthread_cond_timedwait(&s->cond, &s->lock, &until);
+        } else {
+            pthread_cond_wait(&s->cond, &s->lock);
+        }
+    }
+    /* At stop, every suspended connection is resumed so the daemon can close it. */
+    while (s->pending) {
+        struct suspended *p = s->pending;
+        s->pending = p->next;
+        p->req->resumed = 1;
+        p->req->fault.hang = 0;
+        MHD_resume_connection(p->conn);
+        free(p);
+    }
+    pthread_mutex_unlock(&s->lock);
+    return NULL;
+}
+
+static void suspend_for(struct server *s, struct MHD_Connection *conn, struct request *rq,
+                        long delay_ms, int hang)
+{
+    struct suspended *p = flood_xcalloc(1, sizeof(*p));
+    p->conn = conn;
+    p->req = rq;
+    p->hang = hang;
+    clock_gettime(CLOCK_MONOTONIC, &p->due);
+    p->due.tv_sec += delay_ms / 1000;
+    p->due.tv_nsec += (delay_ms % 1000) * 1000000L;
+    if (p->due.tv_nsec >= 1000000000L) {
+        p->due.tv_sec++;
+        p->due.tv_nsec -= 1000000000L;
+    }
+    MHD_suspend_connection(conn);
+    pthread_mutex_lock(&s->lock);
+    p->next = s->pending;
+    s->pending = p;
+    pthread_cond_signal(&s->cond);
+    pthread_mutex_unlock(&s->lock);
+}
+
+static enum MHD_Result reset_connection(struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (ci) {
+        struct linger lg = {.l_onoff = 1, .l_linger = 0};
+        setsockopt(ci->connect_fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+    }
+    return MHD_NO; /* MHD closes the connection: with linger 0, an RST */
+}
+
+/* ---- dispatch ----------------------------------------------------------------------- */
+
+static int is_get(const char *m)
+{
+    return !strcmp(m, MHD_HTTP_METHOD_GET) || !strcmp(m, MHD_HTTP_METHOD_HEAD);
+}
+
+static enum MHD_Result dispatch(struct server *s, struct MHD_Connection *conn,
+                                struct server_req *req, struct request *rq)
+{
+    struct crowd *c = s->crowd;
+    struct wf_route *rt = &req->route;
+    struct wf_doc doc = {0};
+    int status;
+
+    if (rq->fault.status) {
+        atomic_fetch_add(&s->faults, 1);
+        wf_error(rq->fault.status, "fault injected", &doc);
+        return answer(s, conn, &doc, 0, 0, rq->fault.retry_after, NULL);
+    }
+    int post = !strcmp(req->method, MHD_HTTP_METHOD_POST);
+    switch (rt->kind) {
+    case WF_ROUTE_INBOX:
+    case WF_ROUTE_SHARED_INBOX:
+        if (!post)
+            return answer_error(s, conn, 405, "inbox: POST only", "POST");
+        if (rq->too_large) {
+            atomic_fetch_add(&s->too_large, 1);
+            return answer_error(s, conn, 413, "inbox: body over 1 MiB", NULL);
+        }
+        if (s->hooks.inbox && (status = s->hooks.inbox(s->hooks.ctx, req, &doc)) > 0)
+            return answer(s, conn, &doc, 0, 0, 0, NULL);
+        doc = (struct wf_doc){
+            .status = 202, .content_type = WF_CT_JSON, .body = flood_xstrdup("{}"), .len = 2};
+        return answer(s, conn, &doc, 0, 0, 0, NULL);
+    default:
+        break;
+    }
+    if (!is_get(req->method))
+        return answer_error(s, conn, 405, "this resource answers GET only", "GET, HEAD");
+
+    int vary = 0;
+    switch (rt->kind) {
+    case WF_ROUTE_WEBFINGER: {
+        /* With its length: a resource holding %00 must not be cut short into a valid one. */
+        const char *res = NULL;
+        size_t res_len = 0;
+        if (MHD_lookup_connection_value_n(conn, MHD_GET_ARGUMENT_KIND, "resource", 8, &res,
+                                          &res_len) != MHD_YES)
+            res = NULL;
+        wf_webfinger_n(&c->wf, rt->instance, res, res_len, &doc);
+        break;
+    }
+    case WF_ROUTE_HOST_META:
+        wf_host_meta(&c->wf, rt->instance, &doc);
+        break;
+    case WF_ROUTE_NODEINFO_WK:
+        wf_nodeinfo_wellknown(&c->wf, rt->instance, &doc);
+        break;
+    case WF_ROUTE_NODEINFO_20:
+        wf_nodeinfo(&c->wf, rt->instance, "2.0", &doc);
+        break;
+    case WF_ROUTE_NODEINFO_21:
+        wf_nodeinfo(&c->wf, rt->instance, "2.1", &doc);
+        break;
+    case WF_ROUTE_ACTOR:
+        if (!wf_accepts_activity_json(server_req_header(req, MHD_HTTP_HEADER_ACCEPT)))
+            return answer_error(s, conn, 406, "actor: only ActivityPub JSON is served", NULL);
+        if (c->actor_docs) {
+            /* The hot path: a pre-rendered document, served without a copy. */
+            const struct crowd_doc *d =
+                &c->actor_docs[crowd_actor_index(c, rt->instance, rt->actor)];
+            doc = (struct wf_doc){
+                .status = 200, .content_type = WF_CT_ACTIVITY, .body = d->body, .len = d->len};
+            return answer(s, conn, &doc, 1, 1, 0, NULL);
+        }
+        crowd_actor_doc(c, rt->instance, rt->actor, &doc);
+        vary = 1;
+        break;
+    case WF_ROUTE_FOLLOWERS:
+    case WF_ROUTE_FOLLOWING: {
+        size_t n;
+        uint64_t idx = crowd_actor_index(c, rt->instance, rt->actor);
+        char **list = follows_list(c->follows, idx, rt->kind == WF_ROUTE_FOLLOWERS, &n);
+        wf_collection(&c->wf, rt->instance, rt->actor, rt->kind, (const char *const *)list, n, n,
+                      &doc);
+        follows_list_free(list, n);
+        vary = 1;
+        break;
+    }
+    case WF_ROUTE_OUTBOX:
+    case WF_ROUTE_NOTE:
+    case WF_ROUTE_ACTIVITY:
+        if (s->hooks.object && (status = s->hooks.object(s->hooks.ctx, req, &doc)) > 0) {
+            vary = 1;
+            break;
+        }
+        if (rt->kind == WF_ROUTE_OUTBOX)
+            wf_collection(&c->wf, rt->instance, rt->actor, rt->kind, NULL, 0, 0, &doc);
+        else
+            wf_error(404, "object: no such object in this run", &doc);
+        vary = 1;
+        break;
+    default:
+        wf_error(404, "no such resource", &doc);
+        break;
+    }
+    return answer(s, conn, &doc, 0, vary, 0, NULL);
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **con_cls)
+{
+    (void)version;
+    struct server *s = cls;
+    struct request *rq = *con_cls;
+    if (!rq) {
+        rq = flood_xcalloc(1, sizeof(*rq));
+        *con_cls = rq;
+        atomic_fetch_add(&s->requests, 1);
+        return MHD_YES;
+    }
+    if (*upload_data_size) {
+        size_t n = *upload_data_size;
+        *upload_data_size = 0;
+        if (rq->too_large || rq->len + n > SERVER_BODY_MAX) {
+            rq->too_large = 1;
+            return MHD_YES; /* keep reading, drop the bytes: 413 at the end */
+        }
+        if (rq->len + n + 1 > rq->cap) {
+            rq->cap = (rq->len + n + 1) * 2;
+            if (rq->cap > SERVER_BODY_MAX + 1)
+                rq->cap = SERVER_BODY_MAX + 1;
+            rq->body = flood_xrealloc(rq->body, rq->cap);
+        }
+        memcpy(rq->body + rq->len, upload_data, n);
+        rq->len += n;
+        rq->body[rq->len] = '\0';
+        return MHD_YES;
+    }
+
+    struct server_req req = {
+        .method = method,
+        .host = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST),
+        .path = url,
+        .body = rq->body,
+        .body_len = rq->len,
+        .conn = conn,
+    };
+    char remote[INET6_ADDRSTRLEN] = "";
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    if (ci && ci->client_addr) {
+        const struct sockaddr *sa = ci->client_addr;
+        getnameinfo(sa,
+                    sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+                                              : sizeof(struct sockaddr_in),
+                    remote, sizeof(remote), NULL, 0, NI_NUMERICHOST);
+    }
+    req.remote = remote;
+
+    int routed = req.host ? wf_route(&s->crowd->wf, req.host, url, &req.route) : 421;
+    if (routed) {
+        struct wf_doc doc = {0};
+        int status;
+        if (s->hooks.other && (status = s->hooks.other(s->hooks.ctx, &req, &doc)) > 0)
+            return answer(s, conn, &doc, 0, 0, 0, NULL);
+        if (routed == 421) {
+            atomic_fetch_add(&s->bad_host, 1);
+            return answer_error(s, conn, 421,
+                                req.host ? "host: not one of this crowd's instances"
+                                         : "host: a Host header is required",
+                                NULL);
+        }
+        return answer_error(s, conn, routed, "no such resource", NULL);
+    }
+
+    if (!rq->fault_done) {
+        rq->fault_done = 1;
+        if (s->hooks.fault && s->hooks.fault(s->hooks.ctx, &req, &rq->fault)) {
+            if (rq->fault.reset) {
+                atomic_fetch_add(&s->faults, 1);
+                return reset_connection(conn);
+            }
+            if (rq->fault.hang || rq->fault.delay_ms > 0) {
+                if (rq->fault.hang)
+                    atomic_fetch_add(&s->faults, 1);
+                suspend_for(s, conn, rq, rq->fault.delay_ms, rq->fault.hang);
+                return MHD_YES;
+            }
+        }
+    }
+    if (rq->resumed && rq->fault.hang)
+        return MHD_NO; /* a hang cut short by the server stopping: just close */
+    return dispatch(s, conn, &req, rq);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    (void)cls;
+    (void)conn;
+    (void)toe;
+    struct request *rq = *con_cls;
+    if (rq) {
+        free(rq->body);
+        free(rq);
+        *con_cls = NULL;
+    }
+}
+
+static void log_mhd(void *cls, const char *fmt, va_list ap)
+{
+    (void)cls;
+    /* The handler refuses a request only to inject a reset or end a hang, both counted
+     * as faults: libmicrohttpd's line for each would flood stderr at load. */
+    if (!strncmp(fmt, "Application reported internal error", 35))
+        return;
+    fprintf(stderr, "server: ");
+    vfprintf(stderr, fmt, ap);
+}
+
+/* Parse "ADDR:PORT", "[V6]:PORT" or ":PORT" into ss. */
+static int parse_listen(const char *spec, struct sockaddr_storage *ss, socklen_t *len,
+                        struct flood_err *err)
+{
+    char host[128];
+    const char *colon = strrchr(spec, ':');
+    if (!colon || colon == spec + strlen(spec) - 1)
+        goto bad;
+    size_t hl = (size_t)(colon - spec);
+    if (hl >= sizeof(host))
+        goto bad;
+    memcpy(host, spec, hl);
+    host[hl] = '\0';
+    if (hl >= 2 && host[0] == '[' && host[hl - 1] == ']') {
+        memmove(host, host + 1, hl - 2);
+        host[hl - 2] = '\0';
+    }
+    char *end;
+    long port = strtol(colon + 1, &end, 10);
+    if (*end || port < 0 || port > 65535)
+        goto bad;
+    memset(ss, 0, sizeof(*ss));
+    struct sockaddr_in *v4 = (struct sockaddr_in *)ss;
+    struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)ss;
+    if (!*host || inet_pton(AF_INET, host, &v4->sin_addr) == 1) {
+        v4->sin_family = AF_INET;
+        v4->sin_port = htons((uint16_t)port);
+        *len = sizeof(*v4);
+        return 0;
+    }
+    if (inet_pton(AF_INET6, host, &v6->sin6_addr) == 1) {
+        v6->sin6_family = AF_INET6;
+        v6->sin6_port = htons((uint16_t)port);
+        *len = sizeof(*v6);
+        return 0;
+    }
+bad:
+    flood_err_set(err, FLOOD_EINVAL, "--listen: expected ADDR:PORT (a numeric address), got '%s'",
+                  spec);
+    return -1;
+}
+
+int server_check_listen(const char *spec, struct flood_err *err)
+{
+    struct sockaddr_storage ss;
+    socklen_t len;
+    return parse_listen(spec, &ss, &len, err);
+}
+
+struct server *server_start(struct crowd *crowd, const struct server_hooks *hooks,
+                            struct flood_err *err)
+{
+    struct sockaddr_storage ss;
+    socklen_t sslen;
+    if (parse_listen(crowd->opts.listen, &ss, &sslen, err))
+        return NULL;
+    struct server *s = flood_xcalloc(1, sizeof(*s));
+    s->crowd = crowd;
+    if (hooks)
+        s->hooks = *hooks;
+    pthread_mutex_init(&s->lock, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&s->cond, &ca);
+    pthread_condattr_destroy(&ca);
+    if (pthread_create(&s->timer, NULL, timer_main, s)) {
+        flood_err_set(err, FLOOD_EIO, "server: cannot start the fault timer thread");
+        goto fail;
+    }
+    s->timer_started = 1;
+
+    /* MHD_USE_TURBO: no shutdown() before close, so a fault's SO_LINGER 0 close is a real
+     * RST (a peer sees "connection reset", not an orderly end), and optimistic reads. */
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
+                     MHD_USE_TURBO | MHD_USE_ERROR_LOG;
+    if (ss.ss_family == AF_INET6)
+        flags |= MHD_USE_IPv6;
+    if (crowd->opts.tls)
+        flags |= MHD_USE_TLS;
+    struct MHD_OptionItem opts[16];
+    int n = 0;
+    /* The logger goes first, or libmicrohttpd complains through its own. */
+    opts[n++] = (struct MHD_OptionItem){MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)log_mhd, NULL};
+    opts[n++] = (struct MHD_OptionItem){MHD_OPTION_SOCK_ADDR, 0, &ss};
+    opts[n++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, s};
+    opts[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_TIMEOUT, SERVER_IDLE_TIMEOUT, NULL};
+    opts[n++] =
+        (struct MHD_OptionItem){MHD_OPTION_CONNECTION_MEMORY_LIMIT, SERVER_HEADER_MEMORY, NULL};
+    opts[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_LIMIT, SERVER_MAX_CONNECTIONS, NULL};
+    opts[n++] = (struct MHD_OptionItem){MHD_OPTION_LISTEN_BACKLOG_SIZE, 4096, NULL};
+    if (crowd->opts.threads > 1)
+        opts[n++] = (struct MHD_OptionItem){MHD_OPTION_THREAD_POOL_SIZE,
+                                            (intptr_t)crowd->opts.threads, NULL};
+    if (crowd->opts.tls) {
+        opts[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, crowd->tls_key_pem};
+        opts[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, crowd->tls_cert_pem};
+    }
+    opts[n++] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
+    (void)sslen;
+    s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_ARRAY, opts,
+                              MHD_OPTION_END);
+    if (!s->mhd) {
+        flood_err_set(err, FLOOD_EIO, "server: cannot listen on '%s': %s", crowd->opts.listen,
+                      errno ? strerror(errno) : "libmicrohttpd refused");
+        goto fail;
+    }
+    const union MHD_DaemonInfo *di = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_LISTEN_FD);
+    struct sockaddr_storage bound;
+    socklen_t bl = sizeof(bound);
+    if (!di || getsockname(di->listen_fd, (struct sockaddr *)&bound, &bl)) {
+        flood_err_set(err, FLOOD_EIO, "server: cannot read the bound address");
+        goto fail;
+    }
+    char host[INET6_ADDRSTRLEN], port[16];
+    getnameinfo((struct sockaddr *)&bound, bl, host, sizeof(host), port, sizeof(port),
+                NI_NUMERICHOST | NI_NUMERICSERV);
+    s->port = atoi(port);
+    snprintf(s->address, sizeof(s->address), bound.ss_family == AF_INET6 ? "[%s]:%s" : "%s:%s",
+             host, port);
+    return s;
+fail:
+    server_stop(s);
+    return NULL;
+}
+
+int server_port(const struct server *s)
+{
+    return s->port;
+}
+
+const char *server_address(const struct server *s)
+{
+    return s->address;
+}
+
+void server_get_stats(struct server *s, struct server_stats *out)
+{
+    out->requests = atomic_load(&s->requests);
+    for (int i = 0; i < 6; i++)
+        out->by_status[i] = atomic_load(&s->by_status[i]);
+    out->bad_host = atomic_load(&s->bad_host);
+    out->too_large = atomic_load(&s->too_large);
+    out->faults = atomic_load(&s->faults);
+}
+
+void server_stop(struct server *s)
+{
+    if (!s)
+        return;
+    if (s->timer_started) {
+        pthread_mutex_lock(&s->lock);
+        s->stopping = 1;
+        pthread_cond_signal(&s->cond);
+        pthread_mutex_unlock(&s->lock);
+        pthread_join(s->timer, NULL);
+    }
+    if (s->mhd)
+        MHD_stop_daemon(s->mhd);
+    pthread_cond_destroy(&s->cond);
+    pthread_mutex_destroy(&s->lock);
+    free(s);
+}

@@ -1,0 +1,166 @@
+/* flood/measure/probes.c: Follow-to-Accept probes (see probes.h). An open-addressing hash map from
+ * seq to send time behind one mutex; answered probes stay in the map (marked) so that a
+ * second Accept of the same Follow is told apart from an unknown one. */
+#include "flood/measure/probes.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sign/err.h"
+
+#define PROBE_EMPTY UINT64_MAX
+
+struct probe_slot {
+    uint64_t seq; /* PROBE_EMPTY when free */
+    uint64_t sent_us;
+    int answered;
+};
+
+struct probes {
+    pthread_mutex_t lock;
+    struct probe_slot *slots;
+    size_t cap, used; /* cap is a power of two */
+    struct probes_totals t;
+    struct hist *hist; /* Follow sent to Accept received, microseconds */
+    struct hist *sec;  /* the same, since the last probes_take_second */
+    struct probes_second sec_counts;
+};
+
+static size_t slot_of(uint64_t seq, size_t cap)
+{
+    uint64_t h = seq * 0x9e3779b97f4a7c15ULL;
+    return (size_t)(h ^ (h >> 32)) & (cap - 1);
+}
+
+static struct probe_slot *find(struct probe_slot *slots, size_t cap, uint64_t seq)
+{
+    size_t i = slot_of(seq, cap);
+    while (slots[i].seq != PROBE_EMPTY && slots[i].seq != seq)
+        i = (i + 1) & (cap - 1);
+    return &slots[i];
+}
+
+static struct probe_slot *new_table(size_t cap)
+{
+    struct probe_slot *s = flood_xmalloc(cap * sizeof(*s));
+    for (size_t i = 0; i < cap; i++)
+        s[i].seq = PROBE_EMPTY;
+    return s;
+}
+
+struct probes *probes_new(void)
+{
+    struct probes *p = flood_xcalloc(1, sizeof(*p));
+    pthread_mutex_init(&p->lock, NULL);
+    p->cap = 1024;
+    p->slots = new_table(p->cap);
+    p->hist = hist_new();
+    p->sec = hist_new();
+    return p;
+}
+
+void probes_free(struct probes *p)
+{
+    if (!p)
+        return;
+    pthread_mutex_destroy(&p->lock);
+    free(p->slots);
+    hist_free(p->hist);
+    hist_free(p->sec);
+    free(p);
+}
+
+static void grow(struct probes *p)
+{
+    size_t cap = p->cap * 2;
+    struct probe_slot *s = new_table(cap);
+    for (size_t i = 0; i < p->cap; i++)
+        if (p->slots[i].seq != PROBE_EMPTY)
+            *find(s, cap, p->slots[i].seq) = p->slots[i];
+    free(p->slots);
+    p->slots = s;
+    p->cap = cap;
+}
+
+void probes_follow_sent(struct probes *p, uint64_t seq, uint64_t mono_us)
+{
+    if (seq == PROBE_EMPTY)
+        return;
+    pthread_mutex_lock(&p->lock);
+    if ((p->used + 1) * 4 > p->cap * 3)
+        grow(p);
+    struct probe_slot *s = find(p->slots, p->cap, seq);
+    if (s->seq != PROBE_EMPTY) {
+        /* the same seq registered again: keep the first send time */
+        pthread_mutex_unlock(&p->lock);
+        return;
+    }
+    s->seq = seq;
+    s->answered = 0;
+    p->used++;
+    p->t.sent++;
+    p->t.open++;
+    s->sent_us = mono_us;
+    pthread_mutex_unlock(&p->lock);
+}
+
+int probes_answer(struct probes *p, uint64_t seq, int accepted, uint64_t mono_us)
+{
+    int closed = 0;
+    pthread_mutex_lock(&p->lock);
+    struct probe_slot *s = seq == PROBE_EMPTY ? NULL : find(p->slots, p->cap, seq);
+    if (!s || s->seq == PROBE_EMPTY) {
+        p->t.unknown++;
+    } else if (s->answered) {
+        p->t.duplicates++;
+    } else {
+        s->answered = 1;
+        p->t.open--;
+        if (accepted) {
+            uint64_t us = mono_us > s->sent_us ? mono_us - s->sent_us : 0;
+            p->t.accepted++;
+            p->sec_counts.accepted++;
+            hist_record(p->hist, us);
+            hist_record(p->sec, us);
+        } else {
+            p->t.rejected++;
+            p->sec_counts.rejected++;
+        }
+        closed = 1;
+    }
+    pthread_mutex_unlock(&p->lock);
+    return closed;
+}
+
+void probes_snapshot(struct probes *p, struct probes_totals *t, struct hist *h)
+{
+    pthread_mutex_lock(&p->lock);
+    if (t)
+        *t = p->t;
+    if (h)
+        hist_merge(h, p->hist);
+    pthread_mutex_unlock(&p->lock);
+}
+
+void probes_take_second(struct probes *p, struct hist **h, struct probes_second *sec)
+{
+    pthread_mutex_lock(&p->lock);
+    struct hist *full = p->sec;
+    p->sec = *h;
+    *h = full;
+    if (sec)
+        *sec = p->sec_counts;
+    memset(&p->sec_counts, 0, sizeof(p->sec_counts));
+    pthread_mutex_unlock(&p->lock);
+}
+
+void probes_peek_second(struct probes *p, struct probes_second *sec, struct hist *h)
+{
+    pthread_mutex_lock(&p->lock);
+    if (sec)
+        *sec = p->sec_counts;
+    if (h)
+        hist_merge(h, p->sec);
+    pthread_mutex_unlock(&p->lock);
+}

@@ -1,0 +1,45 @@
+/* flood/measure/probes.h: Follow-to-Accept probes. The sender registers each Follow it sent (by
+ * seq, with its send time on CLOCK_MONOTONIC); an inbound Accept or Reject of that Follow
+ * closes the probe, and the elapsed time is the target's end-to-end processing latency.
+ * Thread-safe. */
+#ifndef FLOOD_PROBES_H
+#define FLOOD_PROBES_H
+
+#include <stdint.h>
+
+#include "flood/measure/hist.h"
+
+struct probes;
+
+struct probes *probes_new(void);
+void probes_free(struct probes *p);
+
+/* A Follow with this seq was sent at mono_us (microseconds, CLOCK_MONOTONIC). */
+void probes_follow_sent(struct probes *p, uint64_t seq, uint64_t mono_us);
+/* An Accept (accepted != 0) or Reject of Follow seq arrived at mono_us. Returns 1 when it
+ * closed an open probe, 0 for a duplicate or unknown one. */
+int probes_answer(struct probes *p, uint64_t seq, int accepted, uint64_t mono_us);
+
+struct probes_totals {
+    uint64_t sent, accepted, rejected, duplicates, unknown, open;
+};
+/* Copy the totals and merge the Follow-to-Accept histogram into h (when not NULL). */
+void probes_snapshot(struct probes *p, struct probes_totals *t, struct hist *h);
+
+/* What closed since the last probes_take_second: Accepts and Rejects counted, and the
+ * Follow-to-Accept times of the Accepts. */
+struct probes_second {
+    uint64_t accepted, rejected;
+};
+/* End the current second: *h (the caller's, empty, from hist_new) is swapped under the lock
+ * with the histogram the answers were recording into, so *h then holds that second's
+ * Follow-to-Accept times and answer threads record into the empty one. The caller reads *h
+ * and hist_resets it before the next call (both outside the lock: the swap is what keeps
+ * a reader off a histogram being written). sec (may be NULL) gets the second's counts.
+ * Whichever side holds a swapped histogram frees it with hist_free. */
+void probes_take_second(struct probes *p, struct hist **h, struct probes_second *sec);
+/* The current second's counts and (merged into h, when not NULL) Follow-to-Accept times,
+ * without ending it: what closed after the last probes_take_second. */
+void probes_peek_second(struct probes *p, struct probes_second *sec, struct hist *h);
+
+#endif

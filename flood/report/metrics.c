@@ -1,0 +1,408 @@
+/* flood/report/metrics.c: GET /metrics in the Prometheus text format, from a snapshot callback. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "flood/inbound/inbound.h"
+#include "flood/report/metrics.h"
+#include "flood/measure/probes.h"
+
+#define METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
+
+struct metrics {
+    struct MHD_Daemon *mhd;
+    struct metrics_source src;
+    int port;
+    char address[80]; /* "ADDR:PORT" as bound */
+};
+
+/* Histogram bucket bounds in seconds: 0.5 ms to a minute, the range a target's inbox
+ * spans from idle to drowning. */
+static const double le_s[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
+                              0.25,   0.5,   1,      2.5,   5,    10,    30,   60};
+#define N_LE (sizeof(le_s) / sizeof(le_s[0]))
+
+/* ---- rendering ----------------------------------------------------------------------- */
+
+static void family(FILE *f, const char *name, const char *type, const char *help)
+{
+    fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* A label value with \, " and newline escaped (the text format's rule). */
+static void label_value(FILE *f, const char *s)
+{
+    for (; s && *s; s++) {
+        if (*s == '\\' || *s == '"')
+            fputc('\\', f);
+        if (*s == '\n')
+            fputs("\\n", f);
+        else
+            fputc(*s, f);
+    }
+}
+
+/* One histogram's _bucket, _sum and _count lines. A bucket counts the samples known to be
+ * at most its bound: a histogram slot straddling the bound (at most 1/1000 of the value
+ * wide) is left to the next bucket. label is "op=\"create\"," or "". */
+static void hist_lines(FILE *f, const char *name, const char *label, const struct hist *h)
+{
+    uint64_t cum[N_LE] = {0};
+    size_t pos = 0;
+    uint64_t lo, hi, count;
+    while (hist_next_bucket(h, &pos, &lo, &hi, &count))
+        for (size_t i = 0; i < N_LE; i++)
+            if ((double)hi <= le_s[i] * 1e6)
+                cum[i] += count;
+    for (size_t i = 0; i < N_LE; i++)
+        fprintf(f, "%s_bucket{%sle=\"%g\"} %" PRIu64 "\n", name, label, le_s[i], cum[i]);
+    fprintf(f, "%s_bucket{%sle=\"+Inf\"} %" PRIu64 "\n", name, label, hist_count(h));
+    size_t ll = strlen(label);
+    /* _sum and _count take the same labels, without the trailing comma */
+    fprintf(f, "%s_sum%s%.*s%s %.6f\n", name, ll ? "{" : "", ll ? (int)ll - 1 : 0, label,
+            ll ? "}" : "", (double)h->sum / 1e6);
+    fprintf(f, "%s_count%s%.*s%s %" PRIu64 "\n", name, ll ? "{" : "", ll ? (int)ll - 1 : 0, label,
+            ll ? "}" : "", hist_count(h));
+}
+
+static void per_op(FILE *f, const struct metrics_snapshot *s, const char *name, const char *type,
+                   const char *help, size_t offset)
+{
+    family(f, name, type, help);
+    for (int op = 0; op < OP__COUNT; op++) {
+        const uint64_t *v = (const uint64_t *)((const char *)&s->op[op] + offset);
+        fprintf(f, "%s{op=\"%s\"} %" PRIu64 "\n", name, op_name(op), *v);
+    }
+}
+
+/* Every numeric member of a JSON object of counts, as NAME{LABEL="key"} lines. */
+static void json_counts(FILE *f, const json_t *o, const char *name, const char *label,
+                        const char *help)
+{
+    if (!json_is_object(o))
+        return;
+    family(f, name, "counter", help);
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)o, k, v)
+    {
+        if (!json_is_integer(v))
+            continue;
+        fprintf(f, "%s{%s=\"", name, label);
+        label_value(f, k);
+        fprintf(f, "\"} %" JSON_INTEGER_FORMAT "\n", json_integer_value(v));
+    }
+}
+
+char *metrics_render(const struct metrics_snapshot *s)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) {
+        fprintf(stderr, "flood: out of memory (metrics)\n");
+        abort();
+    }
+    family(f, "flood_info", "gauge", "flood's version (always 1).");
+    fprintf(f, "flood_info{version=\"%s\"} 1\n", FLOOD_VERSION);
+    if (s->have_sender) {
+        per_op(f, s, "flood_scheduled_total", "counter",
+               "Activities whose intended send time has come, by operation.",
+               offsetof(struct stats_counts, scheduled));
+        per_op(f, s, "flood_sent_total", "counter", "Requests sent, by operation.",
+               offsetof(struct stats_counts, sent));
+        per_op(f, s, "flood_shed_total", "counter",
+               "Activities shed (never sent: --max-inflight reached), by operation.",
+               offsetof(struct stats_counts, shed));
+        per_op(f, s, "flood_completed_total", "counter",
+               "Requests completed (answered or failed), by operation.",
+               offsetof(struct stats_counts, completed));
+        per_op(f, s, "flood_unfinished_requests", "gauge",
+               "Requests sent and never completed (known at the run's end), by operation.",
+               offsetof(struct stats_counts, unfinished));
+        family(f, "flood_requests_total", "counter",
+               "Completed requests by operation and outcome class (HTTP status class, "
+               "timeout, or transport_KIND for a transport error).");
+        for (int op = 0; op < OP__COUNT; op++)
+            for (int k = 0; k < OUT__COUNT; k++)
+                fprintf(f, "flood_requests_total{op=\"%s\",outcome=\"%s%s\"} %" PRIu64 "\n",
+                        op_name(op), k >= OUT_FIRST_TRANSPORT ? "transport_" : "",
+                        stats_outcome_name(k), s->op[op].outcomes[k]);
+        family(f, "flood_in_flight_requests", "gauge", "Requests sent and not yet completed.");
+        fprintf(f, "flood_in_flight_requests %" PRIu64 "\n", s->in_flight);
+        family(f, "flood_latency_seconds", "histogram",
+               "Latency from each request's intended send time (corrected for coordinated "
+               "omission), by operation.");
+        char label[64];
+        for (int op = 0; op < OP__COUNT; op++) {
+            snprintf(label, sizeof(label), "op=\"%s\",", op_name(op));
+            hist_lines(f, "flood_latency_seconds", label, &s->latency[op]);
+        }
+        family(f, "flood_service_seconds", "histogram",
+               "Latency from each request's actual send (service time), by operation.");
+        for (int op = 0; op < OP__COUNT; op++) {
+            snprintf(label, sizeof(label), "op=\"%s\",", op_name(op));
+            hist_lines(f, "flood_service_seconds", label, &s->service[op]);
+        }
+    }
+    if (s->inbound) {
+        json_counts(f, json_object_get(s->inbound, "deliveries"), "flood_inbound_deliveries_total",
+                    "type", "Deliveries to the crowd's inboxes, by activity type.");
+        json_counts(f, json_object_get(s->inbound, "rejected"), "flood_inbound_rejected_total",
+                    "reason", "Deliveries the crowd's inboxes refused, by reason.");
+    }
+    if (s->have_probes) {
+        family(f, "flood_inbound_accepts_total", "counter",
+               "Accepts received for the Follows the sender sent.");
+        fprintf(f, "flood_inbound_accepts_total %" PRIu64 "\n", s->probe_accepts);
+        family(f, "flood_follow_to_accept_seconds", "histogram",
+               "From a Follow sent to its Accept received: the target's end-to-end "
+               "processing latency.");
+        hist_lines(f, "flood_follow_to_accept_seconds", "", &s->follow_to_accept);
+    }
+    if (fclose(f)) {
+        fprintf(stderr, "flood: out of memory (metrics)\n");
+        abort();
+    }
+    return buf;
+}
+
+/* ---- the daemon ---------------------------------------------------------------------- */
+
+static struct metrics_snapshot *snapshot_new(void)
+{
+    struct metrics_snapshot *s = flood_xcalloc(1, sizeof(*s));
+    for (int op = 0; op < OP__COUNT; op++) {
+        hist_init(&s->latency[op]);
+        hist_init(&s->service[op]);
+    }
+    hist_init(&s->follow_to_accept);
+    return s;
+}
+
+static enum MHD_Result answer(struct MHD_Connection *c, unsigned status, char *body,
+                              const char *type)
+{
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
+    if (!r) {
+        free(body);
+        return MHD_NO;
+    }
+    if (MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type) == MHD_NO ||
+        (status == MHD_HTTP_METHOD_NOT_ALLOWED &&
+         MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD") == MHD_NO)) {
+        MHD_destroy_response(r);
+        return MHD_NO;
+    }
+    enum MHD_Result ret = MHD_queue_response(c, status, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_size, void **req_cls)
+{
+    (void)version;
+    (void)upload_data;
+    struct metrics *m = cls;
+    /* the first call only announces the request; answer on the second (bodies ignored) */
+    if (*req_cls == NULL) {
+        *req_cls = m;
+        return MHD_YES;
+    }
+    if (*upload_size) {
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    if (strcmp(url, "/metrics") != 0)
+        return answer(c, MHD_HTTP_NOT_FOUND, flood_xstrdup("not found: try /metrics\n"),
+                      "text/plain; charset=utf-8");
+    if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
+        return answer(c, MHD_HTTP_METHOD_NOT_ALLOWED, flood_xstrdup("method not allowed\n"),
+                      "text/plain; charset=utf-8");
+    struct metrics_snapshot *s = snapshot_new();
+    int rc = m->src.snapshot ? m->src.snapshot(m->src.ctx, s) : -1;
+    char *body = rc == 0 ? metrics_render(s) : flood_xstrdup("no figures yet\n");
+    json_decref(s->inbound);
+    free(s);
+    return answer(c, rc == 0 ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE, body,
+                  rc == 0 ? METRICS_CONTENT_TYPE : "text/plain; charset=utf-8");
+}
+
+/* "HOST:PORT" or "[V6]:PORT" to a numeric socket address (no name lookups). */
+static int parse_addr(const char *spec, struct sockaddr_storage *ss, socklen_t *len,
+                      struct flood_err *err)
+{
+    char host[128];
+    const char *colon = spec ? strrchr(spec, ':') : NULL;
+    if (!colon || !colon[1] || (size_t)(colon - spec) >= sizeof(host))
+        goto bad;
+    size_t hl = (size_t)(colon - spec);
+    memcpy(host, spec, hl);
+    host[hl] = '\0';
+    char *h = host;
+    if (hl >= 2 && host[0] == '[' && host[hl - 1] == ']') {
+        host[hl - 1] = '\0';
+        h = host + 1;
+    }
+    struct addrinfo hints = {.ai_family = AF_UNSPEC,
+                             .ai_socktype = SOCK_STREAM,
+                             .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE};
+    struct addrinfo *ai = NULL;
+    if (getaddrinfo(h[0] ? h : NULL, colon + 1, &hints, &ai) || !ai)
+        goto bad;
+    memcpy(ss, ai->ai_addr, ai->ai_addrlen);
+    *len = ai->ai_addrlen;
+    freeaddrinfo(ai);
+    return 0;
+bad:
+    flood_err_set(err, FLOOD_EINVAL, "metrics: bad address '%s' (want ADDR:PORT)",
+                  spec ? spec : "");
+    return -1;
+}
+
+struct metrics *metrics_start(const char *addr_port, const struct metrics_source *src,
+                              struct flood_err *err)
+{
+    struct sockaddr_storage ss;
+    socklen_t sslen;
+    if (parse_addr(addr_port, &ss, &sslen, err))
+        return NULL;
+    struct metrics *m = flood_xcalloc(1, sizeof(*m));
+    m->src = *src;
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL;
+    if (ss.ss_family == AF_INET6)
+        flags |= MHD_USE_IPv6;
+    errno = 0;
+    m->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, m, MHD_OPTION_SOCK_ADDR,
+                              (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT, 64u,
+                              MHD_OPTION_CONNECTION_TIMEOUT, 10u, MHD_OPTION_END);
+    if (!m->mhd) {
+        flood_err_set(err, FLOOD_EIO, "metrics: cannot listen on '%s': %s", addr_port,
+                      errno ? strerror(errno) : "libmicrohttpd refused");
+        free(m);
+        return NULL;
+    }
+    const union MHD_DaemonInfo *di = MHD_get_daemon_info(m->mhd, MHD_DAEMON_INFO_LISTEN_FD);
+    struct sockaddr_storage bound;
+    socklen_t bl = sizeof(bound);
+    if (!di || getsockname(di->listen_fd, (struct sockaddr *)&bound, &bl)) {
+        flood_err_set(err, FLOOD_EIO, "metrics: cannot read the bound address of '%s'", addr_port);
+        MHD_stop_daemon(m->mhd);
+        free(m);
+        return NULL;
+    }
+    int v6 = bound.ss_family == AF_INET6;
+    m->port = ntohs(v6 ? ((struct sockaddr_in6 *)&bound)->sin6_port
+                       : ((struct sockaddr_in *)&bound)->sin_port);
+    char host[INET6_ADDRSTRLEN] = "?";
+    inet_ntop(bound.ss_family,
+              v6 ? (void *)&((struct sockaddr_in6 *)&bound)->sin6_addr
+                 : (void *)&((struct sockaddr_in *)&bound)->sin_addr,
+              host, sizeof(host));
+    snprintf(m->address, sizeof(m->address), v6 ? "[%s]:%d" : "%s:%d", host, m->port);
+    return m;
+}
+
+const char *metrics_address(const struct metrics *m)
+{
+    return m->address;
+}
+
+int metrics_check_addr(const char *addr_port, struct flood_err *err)
+{
+    struct sockaddr_storage ss;
+    socklen_t len;
+    return parse_addr(addr_port, &ss, &len, err);
+}
+
+int metrics_port(const struct metrics *m)
+{
+    return m->port;
+}
+
+void metrics_stop(struct metrics *m)
+{
+    if (!m)
+        return;
+    MHD_stop_daemon(m->mhd);
+    free(m);
+}
+
+/* ---- publishing ---------------------------------------------------------------------- */
+
+struct metrics_pub {
+    pthread_mutex_t lock;
+    int published;
+    struct metrics_snapshot *copy; /* the writer's last publication */
+    struct inbound *in;
+    struct probes *pr;
+};
+
+struct metrics_pub *metrics_pub_new(struct inbound *in, struct probes *pr)
+{
+    struct metrics_pub *p = flood_xcalloc(1, sizeof(*p));
+    pthread_mutex_init(&p->lock, NULL);
+    p->copy = snapshot_new();
+    p->in = in;
+    p->pr = pr;
+    return p;
+}
+
+void metrics_pub_free(struct metrics_pub *p)
+{
+    if (!p)
+        return;
+    pthread_mutex_destroy(&p->lock);
+    free(p->copy);
+    free(p);
+}
+
+void metrics_pub_stats(struct metrics_pub *p, const struct stats *st, uint64_t in_flight)
+{
+    pthread_mutex_lock(&p->lock);
+    for (int op = 0; op < OP__COUNT; op++) {
+        p->copy->op[op] = st->op[op].c;
+        p->copy->latency[op] = st->op[op].latency;
+        p->copy->service[op] = st->op[op].service;
+    }
+    p->copy->in_flight = in_flight;
+    p->copy->have_sender = 1;
+    p->published = 1;
+    pthread_mutex_unlock(&p->lock);
+}
+
+int metrics_pub_snapshot(void *ctx, struct metrics_snapshot *snap)
+{
+    struct metrics_pub *p = ctx;
+    pthread_mutex_lock(&p->lock);
+    int have = p->published;
+    if (have) {
+        for (int op = 0; op < OP__COUNT; op++) {
+            snap->op[op] = p->copy->op[op];
+            snap->latency[op] = p->copy->latency[op];
+            snap->service[op] = p->copy->service[op];
+        }
+        snap->in_flight = p->copy->in_flight;
+        snap->have_sender = 1;
+    }
+    pthread_mutex_unlock(&p->lock);
+    if (p->in)
+        snap->inbound = inbound_json(p->in);
+    if (p->pr) {
+        struct probes_totals t;
+        probes_snapshot(p->pr, &t, &snap->follow_to_accept);
+        snap->probe_accepts = t.accepted;
+        snap->have_probes = 1;
+    }
+    return have || p->in || p->pr ? 0 : -1;
+}

@@ -1,0 +1,97 @@
+/* flood/report/metrics.h: a Prometheus text exposition endpoint (GET /metrics, text format 0.0.4)
+ * on its own small libmicrohttpd daemon, for `--metrics ADDR:PORT` in `flood run` and
+ * `flood serve`.
+ *
+ * Families (Prometheus naming: base units, _total for counters, labels for dimensions):
+ *   flood_info{version}                         gauge 1
+ *   flood_scheduled_total{op} flood_sent_total{op} flood_shed_total{op}      counters
+ *   flood_requests_total{op,outcome}            counter: answers and failures by class
+ *                                               (outcome: stats_outcome_name, transport_KIND for
+ *                                               the transport kinds)
+ *   flood_unfinished_requests{op}               gauge: sent, never completed (set at the end)
+ *   flood_in_flight_requests                    gauge
+ *   flood_latency_seconds{op}                   histogram: corrected latency
+ *   flood_service_seconds{op}                   histogram: service time
+ *   flood_inbound_deliveries_total{type}        counter: deliveries to the crowd's inboxes
+ *   flood_inbound_rejected_total{reason}        counter
+ *   flood_inbound_accepts_total                 counter: Accepts of the sender's Follows
+ *   flood_follow_to_accept_seconds              histogram: the Follow-to-Accept probes
+ *
+ * Threads: a scrape runs on the daemon's thread and reads only what the source's snapshot
+ * callback copies for it. The sender's struct stats has one writer (its event loop), so
+ * its figures reach the endpoint through a struct metrics_pub: the writer publishes a copy
+ * (metrics_pub_stats, e.g. once a second and once at the end) and scrapes read the last
+ * copy under the pub's lock (metrics_pub_snapshot as the source's callback). */
+#ifndef FLOOD_METRICS_H
+#define FLOOD_METRICS_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "sign/err.h"
+#include "flood/measure/hist.h"
+#include "flood/measure/stats.h"
+#include "flood/send/workload.h"
+
+/* One scrape's figures. The caller of snapshot hands it zeroed with every hist empty. */
+struct metrics_snapshot {
+    int have_sender; /* the sender families are written */
+    struct stats_counts op[OP__COUNT];
+    struct hist latency[OP__COUNT]; /* corrected latency, us */
+    struct hist service[OP__COUNT]; /* service time, us */
+    uint64_t in_flight;
+    json_t *inbound; /* owned (decref'd after the scrape): run.json's
+                      * "inbound" object, or NULL for no inbound families */
+    int have_probes;
+    uint64_t probe_accepts;       /* Follows answered by an Accept */
+    struct hist follow_to_accept; /* us */
+};
+
+struct metrics_source {
+    /* Fill snap with the figures as they stand. Runs on the metrics daemon's thread: read
+     * nothing that another thread writes without that thread's lock. 0, or -1 when there
+     * is nothing to report (the scrape then answers 503). */
+    int (*snapshot)(void *ctx, struct metrics_snapshot *snap);
+    void *ctx;
+};
+
+struct metrics;
+
+/* Serve GET /metrics on addr_port ("127.0.0.1:9464", "[::1]:9464", "0.0.0.0:0": port 0
+ * picks a free one) from src (copied; src->ctx is borrowed and must outlive the daemon).
+ * A new daemon (metrics_stop), or NULL and err (FLOOD_EINVAL for a bad address, FLOOD_EIO
+ * when it cannot listen). */
+struct metrics *metrics_start(const char *addr_port, const struct metrics_source *src,
+                              struct flood_err *err) FLOOD_WUR;
+/* The port listened on. */
+int metrics_port(const struct metrics *m);
+/* The bound address as "ADDR:PORT" ("[ADDR]:PORT" for IPv6), borrowed from m. */
+const char *metrics_address(const struct metrics *m);
+/* 0 when addr_port is an address metrics_start accepts, else -1 and err (FLOOD_EINVAL):
+ * for option parsing, so a malformed --metrics is a usage error. */
+int metrics_check_addr(const char *addr_port, struct flood_err *err) FLOOD_WUR;
+/* Stop the daemon (waiting for a scrape in progress) and free m. NULL is fine. */
+void metrics_stop(struct metrics *m);
+
+/* The exposition text of snap, as GET /metrics sends it: a new string, free() it. */
+char *metrics_render(const struct metrics_snapshot *snap);
+
+/* ---- publishing a single-writer struct stats ---------------------------------------- */
+
+struct inbound;
+struct probes;
+
+struct metrics_pub;
+
+/* A new pub with nothing published yet (scrapes answer 503 until the first
+ * metrics_pub_stats, unless it has an inbound: flood serve). in and pr (borrowed, may be
+ * NULL, both thread-safe) are read at each scrape. Free with metrics_pub_free after the
+ * daemon reading it is stopped. */
+struct metrics_pub *metrics_pub_new(struct inbound *in, struct probes *pr);
+void metrics_pub_free(struct metrics_pub *p);
+/* On st's writer thread: copy st's counts and histograms (and in_flight) for scrapes. */
+void metrics_pub_stats(struct metrics_pub *p, const struct stats *st, uint64_t in_flight);
+/* A metrics_source.snapshot over a pub (ctx is the struct metrics_pub). */
+int metrics_pub_snapshot(void *ctx, struct metrics_snapshot *snap);
+
+#endif

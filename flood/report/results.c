@@ -1,0 +1,500 @@
+/* flood/report/results.c: run.json, .hgrm files, summary.md and the final table. */
+#include "flood/report/results.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <event2/event.h>
+#include <inttypes.h>
+#include <math.h>
+#include <openssl/crypto.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#ifndef FLOOD_VERSION
+#define FLOOD_VERSION "0.0.0"
+#endif
+
+void results_iso8601(time_t t, char *buf, size_t size)
+{
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+void results_default_dir(time_t t, char *buf, size_t size)
+{
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, size, "out/run-%Y%m%dT%H%M%SZ", &tm);
+}
+
+/* Set a member, aborting like the allocator when jansson is out of memory. */
+static void put(json_t *o, const char *k, json_t *v)
+{
+    if (!v || json_object_set_new(o, k, v)) {
+        fprintf(stderr, "flood: out of memory (json)\n");
+        abort();
+    }
+}
+
+static json_t *jint(uint64_t v)
+{
+    return json_integer((json_int_t)v);
+}
+
+/* A number of milliseconds rounded to the microsecond. */
+static json_t *jms(double ms)
+{
+    return json_real((double)llround(ms * 1000.0) / 1000.0);
+}
+
+static json_t *hist_json(const struct hist *h)
+{
+    json_t *o = json_object();
+    put(o, "p50", jms(hist_value_at_percentile(h, 50) / 1000.0));
+    put(o, "p90", jms(hist_value_at_percentile(h, 90) / 1000.0));
+    put(o, "p99", jms(hist_value_at_percentile(h, 99) / 1000.0));
+    put(o, "p99.9", jms(hist_value_at_percentile(h, 99.9) / 1000.0));
+    put(o, "max", jms(hist_max(h) / 1000.0));
+    put(o, "min", jms(hist_min(h) / 1000.0));
+    put(o, "mean", jms(hist_mean(h) / 1000.0));
+    put(o, "count", jint(hist_count(h)));
+    return o;
+}
+
+/* "outcomes": the classes, with every transport kind summed as "transport". */
+static json_t *outcomes_json(const uint64_t *out)
+{
+    json_t *o = json_object();
+    uint64_t transport = 0;
+    for (int k = 0; k < OUT__COUNT; k++) {
+        if (k >= OUT_FIRST_TRANSPORT)
+            transport += out[k];
+        else
+            put(o, stats_outcome_name(k), jint(out[k]));
+    }
+    put(o, "transport", jint(transport));
+    return o;
+}
+
+static json_t *transport_json(const uint64_t *out)
+{
+    json_t *o = json_object();
+    for (int k = OUT_FIRST_TRANSPORT; k < OUT__COUNT; k++)
+        put(o, stats_outcome_name(k), jint(out[k]));
+    return o;
+}
+
+static json_t *retry_after_json(const uint64_t *ra)
+{
+    json_t *o = json_object();
+    put(o, "429", jint(ra[OUT_429]));
+    put(o, "503", jint(ra[OUT_503]));
+    return o;
+}
+
+static json_t *bad_json(const struct stats_counts *c)
+{
+    json_t *o = json_object(), *sent = json_object(), *acc = json_object();
+    for (int k = 1; k < BAD__COUNT; k++) {
+        put(sent, stats_bad_name(k), jint(c->bad_sent[k]));
+        put(acc, stats_bad_name(k), jint(c->bad_accepted[k]));
+    }
+    put(o, "sent", sent);
+    put(o, "accepted", acc);
+    return o;
+}
+
+static uint64_t sum_bad(const uint64_t *v)
+{
+    uint64_t n = 0;
+    for (int k = 1; k < BAD__COUNT; k++)
+        n += v[k];
+    return n;
+}
+
+static void counts_into(json_t *o, const struct stats_counts *c)
+{
+    put(o, "scheduled", jint(c->scheduled));
+    put(o, "sent", jint(c->sent));
+    put(o, "shed", jint(c->shed));
+    put(o, "completed", jint(c->completed));
+    put(o, "unfinished", jint(c->unfinished));
+    put(o, "outcomes", outcomes_json(c->outcomes));
+    put(o, "transport_kinds", transport_json(c->outcomes));
+    put(o, "retry_after", retry_after_json(c->retry_after));
+    put(o, "second_knocks", jint(c->second_knocks));
+    put(o, "bad_signatures", bad_json(c));
+}
+
+static json_t *host_json(void)
+{
+    json_t *o = json_object();
+    struct utsname u;
+    if (uname(&u) == 0) {
+        char buf[600];
+        snprintf(buf, sizeof(buf), "%s %s %s %s", u.sysname, u.release, u.version, u.machine);
+        put(o, "uname", json_string(buf));
+        put(o, "hostname", json_string(u.nodename));
+    }
+    put(o, "cores", json_integer(sysconf(_SC_NPROCESSORS_ONLN)));
+    return o;
+}
+
+static json_t *versions_json(void)
+{
+    json_t *o = json_object();
+    put(o, "flood", json_string(FLOOD_VERSION));
+    put(o, "libcurl", json_string(curl_version_info(CURLVERSION_NOW)->version));
+    put(o, "libevent", json_string(event_get_version()));
+    put(o, "openssl", json_string(OpenSSL_version(OPENSSL_VERSION)));
+    put(o, "jansson", json_string(JANSSON_VERSION));
+    return o;
+}
+
+/* The warnings a run's results carry (also printed). */
+static json_t *warnings_json(const struct stats *st, const struct results_info *ri)
+{
+    json_t *w = json_array();
+    struct stats_counts t;
+    stats_totals(st, &t);
+    char buf[256];
+    if (ri->gen && ri->gen->saturated) {
+        snprintf(buf, sizeof(buf),
+                 "generator saturated: dispatch lag p99 %.3f ms, event loop at %.0f%% of a "
+                 "core; the rates measured are flood's limit, not the target's",
+                 ri->gen->lag_p99_ms, ri->gen->loop_cpu_share * 100);
+        json_array_append_new(w, json_string(buf));
+    }
+    uint64_t acc = sum_bad(t.bad_accepted);
+    if (acc) {
+        snprintf(buf, sizeof(buf),
+                 "the target accepted %" PRIu64 " deliberately bad signatures (wrong key %" PRIu64
+                 ", stale date %" PRIu64 ", digest %" PRIu64 ")",
+                 acc, t.bad_accepted[BAD_WRONG_KEY], t.bad_accepted[BAD_STALE_DATE],
+                 t.bad_accepted[BAD_DIGEST]);
+        json_array_append_new(w, json_string(buf));
+    }
+    if (t.shed) {
+        snprintf(buf, sizeof(buf), "%" PRIu64 " activities shed beyond --max-inflight", t.shed);
+        json_array_append_new(w, json_string(buf));
+    }
+    if (ri->gen && ri->gen->interrupted) {
+        snprintf(buf, sizeof(buf), "interrupted by %s",
+                 ri->gen->signal == SIGINT ? "SIGINT" : "SIGTERM");
+        json_array_append_new(w, json_string(buf));
+    }
+    return w;
+}
+
+json_t *results_json(const struct stats *st, const struct results_info *ri)
+{
+    json_t *root = json_object();
+    put(root, "flood_version", json_string(FLOOD_VERSION));
+    put(root, "started_at", json_string(ri->started_at ? ri->started_at : ""));
+    put(root, "config", ri->config ? json_incref(ri->config) : json_object());
+    put(root, "versions", versions_json());
+    put(root, "host", host_json());
+
+    struct stats_counts t;
+    stats_totals(st, &t);
+    json_t *tot = json_object();
+    counts_into(tot, &t);
+    struct hist *lat = hist_new(), *svc = hist_new(), *lag = hist_new();
+    stats_merge_hists(st, lat, svc, lag);
+    put(tot, "latency_ms", hist_json(lat));
+    put(tot, "service_ms", hist_json(svc));
+    put(tot, "dispatch_lag_ms", hist_json(lag));
+    put(root, "totals", tot);
+    hist_free(lat);
+    hist_free(svc);
+    hist_free(lag);
+
+    json_t *ops = json_object();
+    for (int i = 0; i < OP__COUNT; i++) {
+        const struct stats_op *o = &st->op[i];
+        json_t *j = json_object();
+        counts_into(j, &o->c);
+        put(j, "latency_ms", hist_json(&o->latency));
+        put(j, "service_ms", hist_json(&o->service));
+        put(j, "dispatch_lag_ms", hist_json(&o->lag));
+        put(ops, op_name((enum op_kind)i), j);
+    }
+    put(root, "operations", ops);
+    put(root, "accepted_bad", jint(sum_bad(t.bad_accepted)));
+
+    put(root, "inbound", ri->inbound ? json_incref(ri->inbound) : json_object());
+    if (ri->probes) {
+        struct probes_totals pt;
+        struct hist *fa = hist_new();
+        probes_snapshot(ri->probes, &pt, fa);
+        json_t *p = json_object();
+        put(p, "follows_sent", jint(pt.sent));
+        put(p, "accepted", jint(pt.accepted));
+        put(p, "rejected", jint(pt.rejected));
+        put(p, "open", jint(pt.open));
+        put(p, "duplicates", jint(pt.duplicates));
+        put(p, "unknown", jint(pt.unknown));
+        put(p, "follow_to_accept_ms", hist_json(fa));
+        /* answers that closed after the series' last second (the grace period's) */
+        struct probes_second tail;
+        hist_reset(fa);
+        probes_peek_second(ri->probes, &tail, fa);
+        json_t *a = json_object();
+        put(a, "accepts", jint(tail.accepted));
+        put(a, "rejects", jint(tail.rejected));
+        put(a, "f2a_p50_ms", jms(hist_value_at_percentile(fa, 50) / 1000.0));
+        put(a, "f2a_p99_ms", jms(hist_value_at_percentile(fa, 99) / 1000.0));
+        put(p, "after_series", a);
+        put(root, "probes", p);
+        hist_free(fa);
+    }
+
+    json_t *g = json_object();
+    const struct sender_result *gen = ri->gen;
+    put(g, "cpu_s", json_real(gen ? gen->cpu_s : 0));
+    put(g, "loop_cpu_s", json_real(gen ? gen->loop_cpu_s : 0));
+    put(g, "loop_cpu_share", json_real(gen ? gen->loop_cpu_share : 0));
+    put(g, "wall_s", json_real(gen ? gen->wall_s : 0));
+    put(g, "late_sends", jint(st->late_sends));
+    put(g, "not_ready", jint(st->not_ready));
+    put(g, "lag_p99_ms", jms(gen ? gen->lag_p99_ms : 0));
+    put(g, "saturated", json_boolean(gen && gen->saturated));
+    put(g, "interrupted", json_boolean(gen && gen->interrupted));
+    put(root, "generator", g);
+    put(root, "warnings", warnings_json(st, ri));
+
+    char line[256];
+    int ok = stats_conservation(st, line, sizeof(line)) == 0;
+    json_t *c = json_object();
+    put(c, "ok", json_boolean(ok));
+    put(c, "line", json_string(line));
+    put(root, "conservation", c);
+
+    json_t *series = json_array();
+    for (size_t i = 0; i < st->n_series; i++) {
+        const struct stats_sec *x = &st->series[i];
+        json_t *e = json_object();
+        put(e, "t", jint(i));
+        put(e, "offered", jint(x->offered));
+        put(e, "sent", jint(x->sent));
+        put(e, "shed", jint(x->shed));
+        put(e, "completed", jint(x->completed));
+        put(e, "outcomes", outcomes_json(x->outcomes));
+        put(e, "p50_ms", jms(x->p50_ms));
+        put(e, "p99_ms", jms(x->p99_ms));
+        put(e, "max_ms", jms(x->max_ms));
+        put(e, "service_p50_ms", jms(x->service_p50_ms));
+        put(e, "service_p99_ms", jms(x->service_p99_ms));
+        put(e, "lag_p99_ms", jms(x->lag_p99_ms));
+        put(e, "late", jint(x->late));
+        put(e, "in_flight", jint(x->in_flight));
+        if (st->probes) {
+            put(e, "accepts", jint(x->accepts));
+            put(e, "rejects", jint(x->rejects));
+            put(e, "f2a_p50_ms", jms(x->f2a_p50_ms));
+            put(e, "f2a_p99_ms", jms(x->f2a_p99_ms));
+        }
+        if (st->inbound_count)
+            put(e, "deliveries", jint(x->deliveries));
+        json_array_append_new(series, e);
+    }
+    put(root, "series", series);
+    return root;
+}
+
+static int mkdir_p(const char *dir, struct flood_err *err)
+{
+    char buf[1024];
+    if (snprintf(buf, sizeof(buf), "%s", dir) >= (int)sizeof(buf)) {
+        flood_err_set(err, FLOOD_ELIMIT, "results: folder name too long '%.60s'", dir);
+        return -1;
+    }
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = 0;
+        if (mkdir(buf, 0755) && errno != EEXIST) {
+            flood_err_set(err, FLOOD_EIO, "results: cannot make '%s': %s", buf, strerror(errno));
+            return -1;
+        }
+        *p = '/';
+    }
+    if (mkdir(buf, 0755) && errno != EEXIST) {
+        flood_err_set(err, FLOOD_EIO, "results: cannot make '%s': %s", buf, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static int write_hgrm(const char *dir, const char *kind, const char *op, const struct hist *h,
+                      struct flood_err *err)
+{
+    char path[1200];
+    snprintf(path, sizeof(path), "%s/%s-%s.hgrm", dir, kind, op);
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        flood_err_set(err, FLOOD_EIO, "results: cannot write '%s': %s", path, strerror(errno));
+        return -1;
+    }
+    int rc = hist_write_hgrm(h, f, 1000.0);
+    if (fclose(f) || rc) {
+        flood_err_set(err, FLOOD_EIO, "results: cannot write '%s'", path);
+        return -1;
+    }
+    return 0;
+}
+
+static uint64_t ok_of(const uint64_t *out)
+{
+    return out[OUT_200] + out[OUT_202] + out[OUT_2XX_OTHER];
+}
+
+static uint64_t err_of(const uint64_t *out)
+{
+    uint64_t n = 0;
+    for (int k = OUT_TIMEOUT; k < OUT__COUNT; k++)
+        n += out[k];
+    return n;
+}
+
+static int write_summary(const char *dir, const struct stats *st, const struct results_info *ri,
+                         struct flood_err *err)
+{
+    char path[1200];
+    snprintf(path, sizeof(path), "%s/summary.md", dir);
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        flood_err_set(err, FLOOD_EIO, "results: cannot write '%s': %s", path, strerror(errno));
+        return -1;
+    }
+    struct stats_counts t;
+    stats_totals(st, &t);
+    struct hist *lat = hist_new(), *fa = hist_new();
+    stats_merge_hists(st, lat, NULL, NULL);
+    if (ri->probes) {
+        struct probes_totals pt;
+        probes_snapshot(ri->probes, &pt, fa);
+    }
+    char fa50[32] = "-", fa95[32] = "-";
+    if (hist_count(fa)) {
+        snprintf(fa50, sizeof(fa50), "%.1f", hist_value_at_percentile(fa, 50) / 1000.0);
+        snprintf(fa95, sizeof(fa95), "%.1f", hist_value_at_percentile(fa, 95) / 1000.0);
+    }
+    fprintf(f, "| rate | duration | sent | ok | 429 | errors | p50 ms | p99 ms | max ms | "
+               "follow-to-accept p50 ms | p95 ms | generator saturated |\n");
+    fprintf(f, "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    fprintf(f,
+            "| %s | %.0f s | %" PRIu64 " | %" PRIu64 " | %" PRIu64 " | %" PRIu64
+            " | %.1f | %.1f | %.1f | %s | %s | %s |\n",
+            ri->rate_text ? ri->rate_text : "-", ri->duration_s, t.sent, ok_of(t.outcomes),
+            t.outcomes[OUT_429], err_of(t.outcomes), hist_value_at_percentile(lat, 50) / 1000.0,
+            hist_value_at_percentile(lat, 99) / 1000.0, hist_max(lat) / 1000.0, fa50, fa95,
+            ri->gen && ri->gen->saturated ? "yes" : "no");
+    hist_free(lat);
+    hist_free(fa);
+    if (fclose(f)) {
+        flood_err_set(err, FLOOD_EIO, "results: cannot write '%s'", path);
+        return -1;
+    }
+    return 0;
+}
+
+int results_write(const char *dir, const struct stats *st, const struct results_info *ri,
+                  struct flood_err *err)
+{
+    if (mkdir_p(dir, err))
+        return -1;
+    json_t *j = results_json(st, ri);
+    char path[1200];
+    snprintf(path, sizeof(path), "%s/run.json", dir);
+    int rc = json_dump_file(j, path, JSON_INDENT(1) | JSON_REAL_PRECISION(10));
+    json_decref(j);
+    if (rc) {
+        flood_err_set(err, FLOOD_EIO, "results: cannot write '%s'", path);
+        return -1;
+    }
+    struct hist *lat = hist_new(), *svc = hist_new(), *lag = hist_new();
+    stats_merge_hists(st, lat, svc, lag);
+    rc = write_hgrm(dir, "latency", "all", lat, err) ||
+         write_hgrm(dir, "service", "all", svc, err) || write_hgrm(dir, "lag", "all", lag, err);
+    hist_free(lat);
+    hist_free(svc);
+    hist_free(lag);
+    for (int i = 0; i < OP__COUNT && !rc; i++) {
+        const struct stats_op *o = &st->op[i];
+        const char *n = op_name((enum op_kind)i);
+        rc = write_hgrm(dir, "latency", n, &o->latency, err) ||
+             write_hgrm(dir, "service", n, &o->service, err) ||
+             write_hgrm(dir, "lag", n, &o->lag, err);
+    }
+    if (!rc && ri->probes) {
+        struct hist *fa = hist_new();
+        struct probes_totals pt;
+        probes_snapshot(ri->probes, &pt, fa);
+        char p2[1200];
+        snprintf(p2, sizeof(p2), "%s/follow-to-accept.hgrm", dir);
+        FILE *f = fopen(p2, "w");
+        if (!f || hist_write_hgrm(fa, f, 1000.0) || fclose(f)) {
+            flood_err_set(err, FLOOD_EIO, "results: cannot write '%s'", p2);
+            rc = 1;
+        }
+        hist_free(fa);
+    }
+    if (rc)
+        return -1;
+    return write_summary(dir, st, ri, err);
+}
+
+static void row(FILE *f, const char *name, const struct stats_counts *c, const struct hist *lat)
+{
+    uint64_t rej = c->completed - ok_of(c->outcomes) - err_of(c->outcomes);
+    fprintf(f,
+            "%-8s %9" PRIu64 " %9" PRIu64 " %7" PRIu64 " %9" PRIu64 " %7" PRIu64 " %7" PRIu64
+            " %7" PRIu64 " %7" PRIu64 " %9.1f %9.1f %9.1f\n",
+            name, c->scheduled, c->sent, c->shed, ok_of(c->outcomes), c->outcomes[OUT_429], rej,
+            err_of(c->outcomes), c->unfinished, hist_value_at_percentile(lat, 50) / 1000.0,
+            hist_value_at_percentile(lat, 99) / 1000.0, hist_max(lat) / 1000.0);
+}
+
+void results_print_table(FILE *f, const struct stats *st, const struct results_info *ri)
+{
+    fprintf(f, "%-8s %9s %9s %7s %9s %7s %7s %7s %7s %9s %9s %9s\n", "op", "scheduled", "sent",
+            "shed", "ok", "429", "rej", "errors", "unfin", "p50 ms", "p99 ms", "max ms");
+    for (int i = 0; i < OP__COUNT; i++) {
+        const struct stats_op *o = &st->op[i];
+        if (o->c.scheduled)
+            row(f, op_name((enum op_kind)i), &o->c, &o->latency);
+    }
+    struct stats_counts t;
+    stats_totals(st, &t);
+    struct hist *lat = hist_new();
+    stats_merge_hists(st, lat, NULL, NULL);
+    row(f, "total", &t, lat);
+    hist_free(lat);
+    fprintf(f, "outcomes:");
+    for (int k = 0; k < OUT__COUNT; k++)
+        if (t.outcomes[k])
+            fprintf(f, " %s=%" PRIu64, stats_outcome_name(k), t.outcomes[k]);
+    if (t.retry_after[OUT_429] || t.retry_after[OUT_503])
+        fprintf(f, " (Retry-After on 429: %" PRIu64 ", on 503: %" PRIu64 ")",
+                t.retry_after[OUT_429], t.retry_after[OUT_503]);
+    if (t.second_knocks)
+        fprintf(f, " second_knocks=%" PRIu64, t.second_knocks);
+    fprintf(f, "\n");
+    if (ri->gen)
+        fprintf(f,
+                "generator: cpu %.2f s (event loop %.2f s, %.0f%% of a core), dispatch lag p99 "
+                "%.3f ms, late sends %" PRIu64 " (signers behind: %" PRIu64 "), saturated: %s\n",
+                ri->gen->cpu_s, ri->gen->loop_cpu_s, ri->gen->loop_cpu_share * 100,
+                ri->gen->lag_p99_ms, st->late_sends, st->not_ready,
+                ri->gen->saturated ? "yes" : "no");
+    json_t *w = warnings_json(st, ri);
+    size_t i;
+    json_t *v;
+    json_array_foreach(w, i, v) fprintf(f, "warning: %s\n", json_string_value(v));
+    json_decref(w);
+}

@@ -1,0 +1,39 @@
+/* flood/report/results.h: a run's results: run.json, the .hgrm percentile distributions and
+ * summary.md in the output folder, and the final table on a stream. */
+#ifndef FLOOD_RESULTS_H
+#define FLOOD_RESULTS_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+#include "sign/err.h"
+#include "flood/measure/probes.h"
+#include "flood/send/sender.h"
+#include "flood/measure/stats.h"
+
+struct results_info {
+    const char *started_at;          /* ISO-8601 UTC */
+    json_t *config;                  /* borrowed: every option in force */
+    json_t *inbound;                 /* borrowed: inbound_json(), or NULL for {} */
+    const struct sender_result *gen; /* borrowed */
+    struct probes *probes;           /* borrowed, may be NULL */
+    const char *rate_text;           /* "5000/s" or the stages spec, for summary.md */
+    double duration_s;               /* scheduled duration */
+};
+
+/* A default output folder name, "out/run-YYYYMMDDTHHMMSSZ" for time t, into buf. */
+void results_default_dir(time_t t, char *buf, size_t size);
+/* ISO-8601 UTC "YYYY-MM-DDTHH:MM:SSZ" of t into buf. */
+void results_iso8601(time_t t, char *buf, size_t size);
+
+/* run.json as a new JSON object (json_decref). */
+json_t *results_json(const struct stats *st, const struct results_info *ri);
+/* Write run.json, the .hgrm files (latency-OP.hgrm, service-OP.hgrm, lag-OP.hgrm, the
+ * same with "all", follow-to-accept.hgrm) and summary.md into dir (made, with parents,
+ * when missing). 0, or -1 and err. */
+int results_write(const char *dir, const struct stats *st, const struct results_info *ri,
+                  struct flood_err *err) FLOOD_WUR;
+/* The final table (per operation and totals, percentiles, warnings) on f. */
+void results_print_table(FILE *f, const struct stats *st, const struct results_info *ri);
+
+#endif

@@ -1,0 +1,311 @@
+/* flood/send/sched.c: the open-loop schedule (see sched.h for the model). */
+#include "flood/send/sched.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+
+int sched_parse_duration(const char *s, double *out, struct flood_err *err)
+{
+    if (!s || !*s) {
+        flood_err_set(err, FLOOD_EINVAL, "duration: empty");
+        return -1;
+    }
+    errno = 0;
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || errno || !isfinite(v) || v < 0 || isspace((unsigned char)*s)) {
+        flood_err_set(err, FLOOD_EINVAL, "duration: cannot parse '%s'", s);
+        return -1;
+    }
+    double mul;
+    if (!*end || !strcmp(end, "s"))
+        mul = 1;
+    else if (!strcmp(end, "ms"))
+        mul = 1e-3;
+    else if (!strcmp(end, "m"))
+        mul = 60;
+    else if (!strcmp(end, "h"))
+        mul = 3600;
+    else {
+        flood_err_set(err, FLOOD_EINVAL, "duration: unknown unit in '%s' (s, ms, m or h)", s);
+        return -1;
+    }
+    v *= mul;
+    if (v > SCHED_DURATION_MAX) {
+        flood_err_set(err, FLOOD_EINVAL, "duration: '%s' is longer than a week", s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int sched_parse_arrival(const char *s, enum sched_arrival *out, struct flood_err *err)
+{
+    if (s && !strcmp(s, "constant"))
+        *out = SCHED_CONSTANT;
+    else if (s && !strcmp(s, "poisson"))
+        *out = SCHED_POISSON;
+    else {
+        flood_err_set(err, FLOOD_EINVAL, "arrival: '%s' is neither constant nor poisson",
+                      s ? s : "");
+        return -1;
+    }
+    return 0;
+}
+
+static uint64_t splitmix64(uint64_t *x)
+{
+    uint64_t z = (*x += UINT64_C(0x9E3779B97F4A7C15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return z ^ (z >> 31);
+}
+
+/* An exponential variate of mean 1: -ln(1 - U), U uniform in [0, 1) with 53 bits. */
+static double exp1(uint64_t *rng)
+{
+    double u = (double)(splitmix64(rng) >> 11) * 0x1.0p-53;
+    return -log1p(-u);
+}
+
+static int check_rate(double r, const char *what, struct flood_err *err)
+{
+    if (!isfinite(r) || r < 0 || r > SCHED_RATE_MAX) {
+        flood_err_set(err, FLOOD_EINVAL, "%s: rate must be 0..%.0f per second", what,
+                      SCHED_RATE_MAX);
+        return -1;
+    }
+    return 0;
+}
+
+/* Fill the derived fields (start times, counts) and rewind. */
+static int finish(struct sched *s, struct flood_err *err)
+{
+    double t = 0, n = 0;
+    for (int i = 0; i < s->n_stages; i++) {
+        struct sched_stage *st = &s->stages[i];
+        st->start_s = t;
+        st->count0 = n;
+        st->count = (st->rate0 + st->rate1) / 2 * st->dur_s;
+        t += st->dur_s;
+        n += st->count;
+    }
+    s->duration_s = t;
+    s->total_count = n;
+    if (t > SCHED_DURATION_MAX) {
+        flood_err_set(err, FLOOD_EINVAL, "schedule: longer than a week (%.0f s)", t);
+        return -1;
+    }
+    if (n > 1e12) {
+        flood_err_set(err, FLOOD_EINVAL, "schedule: too many activities (%.3g)", n);
+        return -1;
+    }
+    sched_rewind(s);
+    return 0;
+}
+
+int sched_init_rate(struct sched *s, double rate, double dur_s, enum sched_arrival arrival,
+                    uint64_t seed, struct flood_err *err)
+{
+    memset(s, 0, sizeof(*s));
+    if (check_rate(rate, "--rate", err))
+        return -1;
+    if (rate <= 0) {
+        flood_err_set(err, FLOOD_EINVAL, "--rate: must be above 0");
+        return -1;
+    }
+    if (!isfinite(dur_s) || dur_s <= 0) {
+        flood_err_set(err, FLOOD_EINVAL, "--duration: must be above 0");
+        return -1;
+    }
+    s->arrival = arrival;
+    s->seed = seed;
+    s->n_stages = 1;
+    s->stages[0].rate0 = s->stages[0].rate1 = rate;
+    s->stages[0].dur_s = dur_s;
+    return finish(s, err);
+}
+
+int sched_init_stages(struct sched *s, const char *spec, enum sched_arrival arrival, uint64_t seed,
+                      struct flood_err *err)
+{
+    memset(s, 0, sizeof(*s));
+    s->arrival = arrival;
+    s->seed = seed;
+    if (!spec || !*spec) {
+        flood_err_set(err, FLOOD_EINVAL, "--stages: empty");
+        return -1;
+    }
+    double prev = 0;
+    const char *p = spec;
+    while (1) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        char buf[64];
+        int idx = s->n_stages + 1;
+        if (len == 0 || len >= sizeof(buf)) {
+            flood_err_set(err, FLOOD_EINVAL, "--stages: stage %d is %s", idx,
+                          len ? "too long" : "empty");
+            return -1;
+        }
+        if (s->n_stages == SCHED_MAX_STAGES) {
+            flood_err_set(err, FLOOD_EINVAL, "--stages: more than %d stages", SCHED_MAX_STAGES);
+            return -1;
+        }
+        memcpy(buf, p, len);
+        buf[len] = 0;
+        char *colon = strchr(buf, ':');
+        if (!colon) {
+            flood_err_set(err, FLOOD_EINVAL, "--stages: stage %d '%s': expected RATE:DURATION", idx,
+                          buf);
+            return -1;
+        }
+        *colon = 0;
+        errno = 0;
+        char *end;
+        double rate = strtod(buf, &end);
+        if (end == buf || *end || errno) {
+            flood_err_set(err, FLOOD_EINVAL, "--stages: stage %d: bad rate '%s'", idx, buf);
+            return -1;
+        }
+        char what[48];
+        snprintf(what, sizeof(what), "--stages: stage %d", idx);
+        if (check_rate(rate, what, err))
+            return -1;
+        double dur;
+        struct flood_err e2;
+        if (sched_parse_duration(colon + 1, &dur, &e2)) {
+            flood_err_set(err, FLOOD_EINVAL, "--stages: stage %d: %s", idx, e2.msg);
+            return -1;
+        }
+        struct sched_stage *st = &s->stages[s->n_stages++];
+        st->rate0 = prev;
+        st->rate1 = rate;
+        st->dur_s = dur;
+        prev = rate;
+        if (!comma)
+            break;
+        p = comma + 1;
+    }
+    if (finish(s, err))
+        return -1;
+    if (s->duration_s <= 0 || s->total_count <= 0) {
+        flood_err_set(err, FLOOD_EINVAL, "--stages: '%s' sends nothing", spec);
+        return -1;
+    }
+    return 0;
+}
+
+/* The integer count of constant arrivals: integers k >= 0 with k < total_count, with a
+ * tolerance so that 10/s for 1 s is 10, not 11 through rounding. */
+static uint64_t constant_total(const struct sched *s)
+{
+    double n = s->total_count;
+    double r = nearbyint(n);
+    if (fabs(n - r) < 1e-6)
+        return (uint64_t)r;
+    return (uint64_t)ceil(n);
+}
+
+void sched_rewind(struct sched *s)
+{
+    s->next_k = 0;
+    s->rng = s->seed ^ UINT64_C(0x5eed5eed5eed5eed);
+    s->cur_stage = 0;
+    s->next_u = s->arrival == SCHED_POISSON ? exp1(&s->rng) : 0;
+}
+
+/* The time in seconds where the cumulative count reaches u (u < total_count). */
+static double inverse(struct sched *s, double u)
+{
+    int i = s->cur_stage;
+    while (i + 1 < s->n_stages && u >= s->stages[i].count0 + s->stages[i].count)
+        i++;
+    /* u is never below the stage found, lookups go forward */
+    while (i > 0 && u < s->stages[i].count0)
+        i--;
+    s->cur_stage = i;
+    const struct sched_stage *st = &s->stages[i];
+    double du = u - st->count0;
+    if (du <= 0)
+        return st->start_s;
+    double t;
+    if (st->dur_s <= 0)
+        t = 0;
+    else {
+        double a = (st->rate1 - st->rate0) / st->dur_s;
+        /* solve a/2 t^2 + r0 t = du, in the form that stays exact for a = 0 */
+        double disc = st->rate0 * st->rate0 + 2 * a * du;
+        if (disc < 0)
+            disc = 0;
+        double den = st->rate0 + sqrt(disc);
+        t = den > 0 ? 2 * du / den : st->dur_s;
+        if (t > st->dur_s)
+            t = st->dur_s;
+    }
+    return st->start_s + t;
+}
+
+int64_t sched_next(struct sched *s)
+{
+    double u;
+    if (s->arrival == SCHED_CONSTANT) {
+        if (s->next_k >= constant_total(s))
+            return -1;
+        u = (double)s->next_k;
+    } else {
+        if (s->next_u >= s->total_count)
+            return -1;
+        u = s->next_u;
+        s->next_u += exp1(&s->rng);
+    }
+    s->next_k++;
+    double t = inverse(s, u);
+    return (int64_t)llround(t * 1e9);
+}
+
+uint64_t sched_total(const struct sched *s)
+{
+    if (s->arrival == SCHED_CONSTANT)
+        return constant_total(s);
+    return (uint64_t)llround(s->total_count);
+}
+
+double sched_duration(const struct sched *s)
+{
+    return s->duration_s;
+}
+
+double sched_rate_at(const struct sched *s, double t)
+{
+    for (int i = 0; i < s->n_stages; i++) {
+        const struct sched_stage *st = &s->stages[i];
+        if (t < st->start_s + st->dur_s || i == s->n_stages - 1) {
+            if (st->dur_s <= 0)
+                return st->rate1;
+            double f = (t - st->start_s) / st->dur_s;
+            if (f < 0)
+                f = 0;
+            if (f > 1)
+                f = 1;
+            return st->rate0 + (st->rate1 - st->rate0) * f;
+        }
+    }
+    return 0;
+}
+
+double sched_peak_rate(const struct sched *s)
+{
+    double m = 0;
+    for (int i = 0; i < s->n_stages; i++) {
+        if (s->stages[i].rate0 > m)
+            m = s->stages[i].rate0;
+        if (s->stages[i].rate1 > m)
+            m = s->stages[i].rate1;
+    }
+    return m;
+}

@@ -1,0 +1,81 @@
+/* flood/send/sched.h: the open-loop schedule. The intended send time of activity n comes from
+ * the schedule alone, never from what happened to earlier sends.
+ *
+ * A schedule is a list of stages; within a stage the rate goes linearly from the previous
+ * stage's end rate (0 before the first) to the stage's rate over the stage's duration,
+ * as k6's ramping-arrival-rate does. `--rate R --duration D` is the single stage "R:D"
+ * with a start rate of R (a flat line). A stage of duration 0 jumps to its rate: steps are
+ * written "R1:0,R1:D1,R2:0,R2:D2".
+ *
+ * With constant arrivals, activity k (k = 0, 1, ...) is sent when the cumulative expected
+ * count N(t) = integral of the rate reaches k: at a flat rate R that is k/R, and the total
+ * is the number of integers k with k < N(end). With Poisson arrivals the same inverse is
+ * applied to a unit-rate Poisson process (exponential gaps of mean 1 in count space, from
+ * a seeded PRNG): an inhomogeneous Poisson process with the same rate curve.
+ *
+ * Times are nanoseconds from the run's start (CLOCK_MONOTONIC). Pure: no clock, no I/O.
+ * A struct sched holds no pointers and may be copied (each consumer walks its own copy). */
+#ifndef FLOOD_SCHED_H
+#define FLOOD_SCHED_H
+
+#include <stdint.h>
+
+#include "sign/err.h"
+
+#define SCHED_MAX_STAGES   64
+#define SCHED_RATE_MAX     10000000.0 /* per second */
+#define SCHED_DURATION_MAX 604800.0   /* seconds: a week */
+
+enum sched_arrival { SCHED_CONSTANT = 0, SCHED_POISSON };
+
+struct sched_stage {
+    double rate0, rate1; /* per second, at the stage's start and end */
+    double dur_s;        /* seconds, >= 0 */
+    double start_s;      /* seconds from the run's start */
+    double count0;       /* expected count N(start_s) */
+    double count;        /* expected count within the stage */
+};
+
+struct sched {
+    struct sched_stage stages[SCHED_MAX_STAGES];
+    int n_stages;
+    enum sched_arrival arrival;
+    uint64_t seed;
+    double total_count; /* N(end) */
+    double duration_s;
+    /* iteration state */
+    uint64_t next_k; /* index of the next activity */
+    double next_u;   /* count-space position of the next activity */
+    uint64_t rng;    /* splitmix64 state (Poisson) */
+    int cur_stage;   /* stage of the last lookup (lookups go forward) */
+};
+
+/* Parse a duration: "30" or "30s", "500ms", "2m", "1h", "1.5s". Seconds into *out.
+ * 0, or -1 and err ("duration: cannot parse 'x'"). */
+int sched_parse_duration(const char *s, double *out, struct flood_err *err) FLOOD_WUR;
+/* Parse "constant" or "poisson". */
+int sched_parse_arrival(const char *s, enum sched_arrival *out, struct flood_err *err) FLOOD_WUR;
+
+/* A flat schedule of rate per second for dur_s seconds. 0, or -1 and err. */
+int sched_init_rate(struct sched *s, double rate, double dur_s, enum sched_arrival arrival,
+                    uint64_t seed, struct flood_err *err) FLOOD_WUR;
+/* A staged schedule from "R1:D1,R2:D2,..." (D as sched_parse_duration). 0, or -1 and err
+ * naming the bad stage ("stages: stage 2 'x': ..."). */
+int sched_init_stages(struct sched *s, const char *spec, enum sched_arrival arrival, uint64_t seed,
+                      struct flood_err *err) FLOOD_WUR;
+
+/* The intended time (ns from the start) of the next activity, advancing; -1 when the
+ * schedule is over. */
+int64_t sched_next(struct sched *s);
+/* Rewind to activity 0 (same seed: the same times again). */
+void sched_rewind(struct sched *s);
+
+/* The number of activities a constant-arrival schedule sends (exact); for Poisson the
+ * expected number (the real one is known only at the end). */
+uint64_t sched_total(const struct sched *s);
+double sched_duration(const struct sched *s);
+/* The rate in force at t seconds, and the highest rate of the schedule. */
+double sched_rate_at(const struct sched *s, double t);
+double sched_peak_rate(const struct sched *s);
+
+#endif

@@ -1,0 +1,486 @@
+/* flood/send/signer.c: signer threads filling the look-ahead ring (see signer.h). */
+#include "flood/send/signer.h"
+#include "flood/core/url.h"
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "flood/measure/stats.h"
+
+#define CT_HEADER     "Content-Type: application/activity+json"
+#define STALE_SECONDS 7200 /* two hours back: outside every server's window */
+
+struct signer {
+    struct crowd *crowd;
+    struct workload *w;
+    struct signer_opts o;
+    struct sign_key *rogue; /* the wrong key of BAD_WRONG_KEY */
+    char *ua_header;
+
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    struct sched sched; /* under lock */
+    int64_t next_t;     /* under lock: intended time of next_seq, -1 at the end */
+    uint64_t next_seq;  /* under lock */
+    int stop;           /* under lock */
+    atomic_int producers_waiting;
+
+    _Atomic(struct signer_req *) *ring;
+    size_t ring_len;
+    atomic_uint_fast64_t consumed; /* every seq below it has been taken */
+    atomic_uint_fast64_t waiting;  /* the seq the consumer waits for */
+    int wake_fd;
+
+    int64_t mono0_ns, wall0_ns, lookahead_ns;
+    pthread_t *threads;
+    int n_threads;
+    atomic_int failed;
+    struct flood_err fail_err; /* written once, before failed is set */
+    atomic_flag fail_once;
+};
+
+int signer_parse_dialects(const char *s, struct signer_opts *o, struct flood_err *err)
+{
+    static const struct {
+        const char *name;
+        int n, d0, d1;
+    } forms[] = {
+        {"none", 0, 0, 0},
+        {"cavage", 1, SIGN_CAVAGE, 0},
+        {"rfc9421", 1, SIGN_RFC9421, 0},
+        {"cavage,rfc9421", 2, SIGN_CAVAGE, SIGN_RFC9421},
+        {"rfc9421,cavage", 2, SIGN_RFC9421, SIGN_CAVAGE},
+    };
+    for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++)
+        if (s && !strcmp(s, forms[i].name)) {
+            o->n_dialects = forms[i].n;
+            o->dialects[0] = forms[i].d0;
+            o->dialects[1] = forms[i].d1;
+            return 0;
+        }
+    flood_err_set(err, FLOOD_EINVAL,
+                  "--sign: '%s' is not one of cavage, rfc9421, cavage,rfc9421, "
+                  "rfc9421,cavage, none",
+                  s ? s : "");
+    return -1;
+}
+
+int signer_parse_bad(const char *s, struct signer_opts *o, struct flood_err *err)
+{
+    char *end;
+    errno = 0;
+    double v = s ? strtod(s, &end) : 0;
+    if (!s || end == s || errno || (*end && strcmp(end, "%")) || !isfinite(v) || v < 0 || v > 100) {
+        flood_err_set(err, FLOOD_EINVAL, "--bad-signatures: '%s' is not a share 0..100%%",
+                      s ? s : "");
+        return -1;
+    }
+    o->bad_share = v / 100.0;
+    return 0;
+}
+
+void signer_req_free(struct signer_req *r)
+{
+    if (!r)
+        return;
+    free(r->url);
+    if (r->signed_body != r->body)
+        free(r->signed_body);
+    free(r->body);
+    curl_slist_free_all(r->headers);
+    free(r);
+}
+
+static int64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static uint64_t mix64(uint64_t z)
+{
+    z += UINT64_C(0x9E3779B97F4A7C15);
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return z ^ (z >> 31);
+}
+
+/* Which bad kind request seq carries: a pure function of (seed, seq). */
+static int bad_kind(const struct signer_opts *o, uint64_t seq)
+{
+    if (o->bad_share <= 0 || o->n_dialects == 0)
+        return BAD_NONE;
+    uint64_t h = mix64(o->seed ^ mix64(seq ^ UINT64_C(0xbadb17)));
+    double u = (double)(h >> 11) * 0x1.0p-53;
+    if (u >= o->bad_share)
+        return BAD_NONE;
+    return 1 + (int)(mix64(h) % 3);
+}
+
+/* The parts of a URL a signature covers, with the URL they came from: a one-entry cache,
+ * since a run signs many requests to one inbox. */
+struct signer_url {
+    char url[WF_URL_MAX * 2];
+    struct url_parts p;
+};
+
+static int signer_url_split(const char *url, struct signer_url *u, struct flood_err *err)
+{
+    if (!strcmp(url, u->url))
+        return 0;
+    u->url[0] = '\0';
+    if (strlen(url) >= sizeof(u->url)) {
+        flood_err_set(err, FLOOD_ELIMIT, "signer: URL too long '%.80s'", url);
+        return -1;
+    }
+    if (url_split(url, &u->p, err) < 0)
+        return -1;
+    memcpy(u->url, url, strlen(url) + 1);
+    return 0;
+}
+
+static struct curl_slist *slist_add(struct curl_slist *l, const char *line)
+{
+    struct curl_slist *n = curl_slist_append(l, line);
+    if (!n) {
+        fprintf(stderr, "flood: out of memory\n");
+        abort();
+    }
+    return n;
+}
+
+/* (Re)make r's headers for dialect d (or SIGNER_NONE). */
+static int sign_headers(struct signer *s, struct signer_req *r, int d, struct signer_url *u,
+                        struct flood_err *err)
+{
+    curl_slist_free_all(r->headers);
+    r->headers = NULL;
+    r->dialect = d;
+    time_t now = (time_t)((s->wall0_ns + r->intended_ns) / 1000000000);
+    struct curl_slist *l = NULL;
+    l = slist_add(l, CT_HEADER);
+    l = slist_add(l, "Accept: application/activity+json");
+    l = slist_add(l, s->ua_header);
+    l = slist_add(l, "Expect:"); /* no 100-continue round trip on bodies over 1 KiB */
+    if (d == SIGNER_NONE) {
+        char date[32], line[48];
+        sign_http_date(now, date);
+        snprintf(line, sizeof(line), "Date: %s", date);
+        l = slist_add(l, line);
+        r->headers = l;
+        return 0;
+    }
+    if (signer_url_split(r->url, u, err)) {
+        curl_slist_free_all(l);
+        return -1;
+    }
+    char key_id[WF_URL_MAX];
+    crowd_key_id(s->crowd, r->instance, r->actor, key_id);
+    struct sign_params p = {
+        .dialect = (enum sign_dialect)d,
+        .key = r->bad == BAD_WRONG_KEY ? s->rogue : crowd_key(s->crowd, r->instance, r->actor),
+        .key_id = key_id,
+        .now = r->bad == BAD_STALE_DATE ? now - STALE_SECONDS : now,
+    };
+    struct sign_header hdr = {"Content-Type", "application/activity+json"};
+    struct sign_msg msg = {
+        .method = "POST",
+        .scheme = u->p.scheme,
+        .authority = u->p.authority,
+        .path = u->p.target,
+        .headers = &hdr,
+        .n_headers = 1,
+        .body = r->signed_body,
+        .body_len = r->signed_len,
+    };
+    struct sign_out out = {0};
+    if (!p.key) {
+        flood_err_set(err, FLOOD_EINVAL, "signer: no key for actor %d of instance %d", r->actor,
+                      r->instance);
+        curl_slist_free_all(l);
+        return -1;
+    }
+    if (sign_request(&p, &msg, &out, err)) {
+        curl_slist_free_all(l);
+        return -1;
+    }
+    for (size_t i = 0; i < out.n; i++)
+        l = slist_add(l, out.lines[i]);
+    sign_out_free(&out);
+    r->headers = l;
+    return 0;
+}
+
+/* A request from a built item (the item's strings move into it). */
+static struct signer_req *make_req(struct signer *s, struct workload_item *it, int64_t t,
+                                   struct signer_url *u, struct flood_err *err)
+{
+    struct signer_req *r = flood_xcalloc(1, sizeof(*r));
+    r->seq = it->seq;
+    r->intended_ns = t;
+    r->op = it->op;
+    r->instance = it->instance;
+    r->actor = it->actor;
+    r->url = it->inbox;
+    r->body = it->body;
+    r->body_len = it->body_len;
+    it->inbox = it->body = NULL;
+    r->signed_body = r->body;
+    r->signed_len = r->body_len;
+    r->knocks = 1;
+    r->bad = bad_kind(&s->o, r->seq);
+    if (r->bad == BAD_DIGEST) {
+        /* the digest covers the built body; one more byte of JSON whitespace is sent */
+        char *sent = flood_xmalloc(r->body_len + 2);
+        memcpy(sent, r->body, r->body_len);
+        sent[r->body_len] = '\n';
+        sent[r->body_len + 1] = 0;
+        r->body = sent;
+        r->body_len++;
+    }
+    int d = s->o.n_dialects ? s->o.dialects[0] : SIGNER_NONE;
+    if (sign_headers(s, r, d, u, err)) {
+        signer_req_free(r);
+        return NULL;
+    }
+    return r;
+}
+
+int signer_resign(struct signer *s, struct signer_req *r, struct flood_err *err)
+{
+    if (s->o.n_dialects < 2) {
+        flood_err_set(err, FLOOD_EINVAL, "signer: no second dialect");
+        return -1;
+    }
+    struct signer_url u;
+    u.url[0] = 0;
+    int d = r->dialect == s->o.dialects[0] ? s->o.dialects[1] : s->o.dialects[0];
+    if (sign_headers(s, r, d, &u, err))
+        return -1;
+    r->knocks++;
+    return 0;
+}
+
+static void fail(struct signer *s, const struct flood_err *e)
+{
+    if (!atomic_flag_test_and_set(&s->fail_once)) {
+        s->fail_err = *e;
+        atomic_store(&s->failed, 1);
+        uint64_t one = 1;
+        if (write(s->wake_fd, &one, sizeof(one)) < 0) {
+            /* the counter is full: the consumer is awake anyway */
+        }
+    }
+}
+
+static void deadline(struct timespec *ts, int64_t abs_ns)
+{
+    ts->tv_sec = (time_t)(abs_ns / 1000000000);
+    ts->tv_nsec = (long)(abs_ns % 1000000000);
+}
+
+static void *signer_main(void *arg)
+{
+    struct signer *s = arg;
+    struct signer_url u;
+    u.url[0] = 0;
+    /* Signing ahead is background work: at the lowest priority, a signer sharing a core with
+     * the event loop yields to it at once, and sends keep their time (Linux: per thread).
+     * Unsigned runs keep the normal priority: building a body is cheap, and a starved
+     * builder would wake the loop once per late request. */
+    int d0 = s->o.n_dialects ? s->o.dialects[0] : SIGNER_NONE;
+    if (d0 != SIGNER_NONE && setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19) != 0) {
+        /* not fatal: the signers then compete with the event loop at equal weight */
+    }
+    pthread_mutex_lock(&s->lock);
+    while (!s->stop && s->next_t >= 0 && !atomic_load(&s->failed)) {
+        int64_t now = mono_ns();
+        int64_t wait_until = 0;
+        if (s->next_seq >= atomic_load(&s->consumed) + s->ring_len)
+            wait_until = now + 20000000; /* woken when the consumer frees a slot */
+        else if (s->next_t > now - s->mono0_ns + s->lookahead_ns)
+            wait_until = s->mono0_ns + s->next_t - s->lookahead_ns;
+        if (wait_until) {
+            atomic_fetch_add(&s->producers_waiting, 1);
+            if (s->next_seq < atomic_load(&s->consumed) + s->ring_len &&
+                s->next_t <= now - s->mono0_ns + s->lookahead_ns) {
+                atomic_fetch_sub(&s->producers_waiting, 1);
+                continue;
+            }
+            struct timespec ts;
+            deadline(&ts, wait_until);
+            pthread_cond_timedwait(&s->cond, &s->lock, &ts);
+            atomic_fetch_sub(&s->producers_waiting, 1);
+            continue;
+        }
+        uint64_t seq = s->next_seq++;
+        int64_t t = s->next_t;
+        s->next_t = sched_next(&s->sched);
+        struct workload_item it = {0};
+        struct flood_err e = {0};
+        int rc = workload_build_at(s->w, seq, (time_t)((s->wall0_ns + t) / 1000000000), &it, &e);
+        pthread_mutex_unlock(&s->lock);
+        struct signer_req *r = NULL;
+        if (rc == 0) {
+            it.seq = seq;
+            r = make_req(s, &it, t, &u, &e);
+        }
+        workload_item_free(&it);
+        if (!r) {
+            fail(s, &e);
+            pthread_mutex_lock(&s->lock);
+            break;
+        }
+        atomic_store(&s->ring[seq % s->ring_len], r);
+        if (atomic_load(&s->waiting) == seq) {
+            uint64_t one = 1;
+            if (write(s->wake_fd, &one, sizeof(one)) < 0) {
+                /* already signalled */
+            }
+        }
+        pthread_mutex_lock(&s->lock);
+    }
+    pthread_mutex_unlock(&s->lock);
+    return NULL;
+}
+
+struct signer *signer_new(struct crowd *crowd, struct workload *w, const struct sched *sched,
+                          const struct signer_opts *o, struct flood_err *err)
+{
+    if (o->threads < 1 || o->threads > 256) {
+        flood_err_set(err, FLOOD_EINVAL, "--signers: must be 1..256");
+        return NULL;
+    }
+    struct signer *s = flood_xcalloc(1, sizeof(*s));
+    s->crowd = crowd;
+    s->w = w;
+    s->o = *o;
+    s->sched = *sched;
+    sched_rewind(&s->sched);
+    s->ua_header = flood_xasprintf("User-Agent: %s", o->user_agent ? o->user_agent : "flood");
+    s->ring_len = o->lookahead_max ? o->lookahead_max : 4096;
+    s->lookahead_ns = (int64_t)((o->lookahead_s > 0 ? o->lookahead_s : 1.0) * 1e9);
+    s->ring = flood_xcalloc(s->ring_len, sizeof(*s->ring));
+    atomic_init(&s->consumed, 0);
+    atomic_init(&s->waiting, UINT64_MAX);
+    atomic_init(&s->failed, 0);
+    atomic_init(&s->producers_waiting, 0);
+    atomic_flag_clear(&s->fail_once);
+    s->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    pthread_mutex_init(&s->lock, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&s->cond, &ca);
+    pthread_condattr_destroy(&ca);
+    if (s->wake_fd < 0) {
+        flood_err_set(err, FLOOD_EIO, "signer: eventfd: %s", strerror(errno));
+        signer_free(s);
+        return NULL;
+    }
+    if (o->bad_share > 0 && o->n_dialects > 0) {
+        const struct sign_key *k = crowd_key(crowd, 1, 1);
+        enum sign_key_type type = k ? sign_key_type(k) : SIGN_KEY_RSA;
+        int bits = crowd->opts.key_bits > 0 ? crowd->opts.key_bits : 2048;
+        s->rogue = sign_key_generate(type, bits, err);
+        if (!s->rogue) {
+            signer_free(s);
+            return NULL;
+        }
+    }
+    return s;
+}
+
+int signer_start(struct signer *s, int64_t mono0_ns, int64_t wall0_ns, struct flood_err *err)
+{
+    s->mono0_ns = mono0_ns;
+    s->wall0_ns = wall0_ns;
+    s->next_t = sched_next(&s->sched);
+    s->threads = flood_xcalloc((size_t)s->o.threads, sizeof(*s->threads));
+    for (int i = 0; i < s->o.threads; i++) {
+        int rc = pthread_create(&s->threads[i], NULL, signer_main, s);
+        if (rc) {
+            flood_err_set(err, FLOOD_EIO, "signer: cannot start a thread: %s", strerror(rc));
+            signer_stop(s);
+            return -1;
+        }
+        s->n_threads++;
+    }
+    return 0;
+}
+
+struct signer_req *signer_take(struct signer *s, uint64_t seq)
+{
+    struct signer_req *r = atomic_exchange(&s->ring[seq % s->ring_len], NULL);
+    if (!r)
+        return NULL;
+    if (r->seq != seq) { /* cannot happen when taken in order; put it back */
+        atomic_store(&s->ring[seq % s->ring_len], r);
+        return NULL;
+    }
+    atomic_store(&s->consumed, seq + 1);
+    if (atomic_load(&s->producers_waiting) > 0) {
+        pthread_mutex_lock(&s->lock);
+        pthread_cond_broadcast(&s->cond);
+        pthread_mutex_unlock(&s->lock);
+    }
+    return r;
+}
+
+int signer_wake_fd(const struct signer *s)
+{
+    return s->wake_fd;
+}
+
+void signer_wait_for(struct signer *s, uint64_t seq)
+{
+    atomic_store(&s->waiting, seq);
+}
+
+int signer_failed(struct signer *s, struct flood_err *err)
+{
+    if (!atomic_load(&s->failed))
+        return 0;
+    if (err)
+        *err = s->fail_err;
+    return 1;
+}
+
+void signer_stop(struct signer *s)
+{
+    pthread_mutex_lock(&s->lock);
+    s->stop = 1;
+    pthread_cond_broadcast(&s->cond);
+    pthread_mutex_unlock(&s->lock);
+    for (int i = 0; i < s->n_threads; i++)
+        pthread_join(s->threads[i], NULL);
+    s->n_threads = 0;
+    for (size_t i = 0; i < s->ring_len; i++)
+        signer_req_free(atomic_exchange(&s->ring[i], NULL));
+}
+
+void signer_free(struct signer *s)
+{
+    if (!s)
+        return;
+    signer_stop(s);
+    free(s->threads);
+    free(s->ring);
+    free(s->ua_header);
+    sign_key_free(s->rogue);
+    if (s->wake_fd >= 0)
+        close(s->wake_fd);
+    pthread_mutex_destroy(&s->lock);
+    pthread_cond_destroy(&s->cond);
+    free(s);
+}

@@ -1,0 +1,92 @@
+/* flood/send/signer.h: signing off the hot path. Signer threads walk the schedule ahead of
+ * time, build each activity (workload_build, in sequence order under a lock) and sign it
+ * in parallel (Date = the intended second), filling a bounded look-ahead ring the
+ * sender's event loop takes from in sequence order. A request not ready at its intended
+ * time shows as dispatch lag: the generator, not the target, was the limit.
+ *
+ * --sign DIALECTS: the first dialect signs every request; on 400/401 the sender asks for
+ * the second (signer_resign) and knocks again. --bad-signatures P%: that share of
+ * requests carries a deliberately bad signature (wrong key, stale Date, body not
+ * matching its digest), syntactically valid. */
+#ifndef FLOOD_SIGNER_H
+#define FLOOD_SIGNER_H
+
+#include <curl/curl.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "flood/crowd/crowd.h"
+#include "sign/err.h"
+#include "flood/send/sched.h"
+#include "flood/send/workload.h"
+
+#define SIGNER_NONE (-1) /* dialect: no signature */
+
+struct signer_opts {
+    int threads;          /* >= 1 */
+    int dialects[2];      /* SIGN_CAVAGE / SIGN_RFC9421 */
+    int n_dialects;       /* 0 (--sign none), 1 or 2 */
+    double bad_share;     /* 0..1 */
+    uint64_t seed;        /* chooses the bad requests and their kind */
+    double lookahead_s;   /* how far ahead of its time a request may be ready */
+    size_t lookahead_max; /* ring size: requests ready at most */
+    const char *user_agent;
+};
+
+/* Parse --sign: "cavage", "rfc9421", "cavage,rfc9421", "rfc9421,cavage" or "none". */
+int signer_parse_dialects(const char *s, struct signer_opts *o, struct flood_err *err) FLOOD_WUR;
+/* Parse --bad-signatures: "5%", "5" or "0.5%": the share into o->bad_share. */
+int signer_parse_bad(const char *s, struct signer_opts *o, struct flood_err *err) FLOOD_WUR;
+
+/* One request, ready to send. Owned by whoever took it (signer_req_free). */
+struct signer_req {
+    uint64_t seq;
+    int64_t intended_ns; /* from the run's start */
+    enum op_kind op;
+    int instance, actor;
+    char *url;
+    char *body; /* what is sent */
+    size_t body_len;
+    char *signed_body; /* what the digest covers (differs only for BAD_DIGEST), or NULL */
+    size_t signed_len;
+    struct curl_slist *headers;
+    int dialect; /* SIGNER_NONE or the sign_dialect used */
+    int bad;     /* enum stats_bad */
+    int knocks;  /* 1, 2 after a second knock */
+    /* the sender's bookkeeping */
+    int64_t start_ns;
+    void *easy;
+    struct signer_req *prev, *next; /* the sender's list of requests in flight */
+    struct signer_req *qnext;       /* the sender's queue of its origin */
+    void *origin;                   /* the sender's origin record */
+};
+
+void signer_req_free(struct signer_req *r);
+
+struct signer;
+
+/* A signer over the crowd and the workload (borrowed), walking its own copy of sched.
+ * mono0_ns/wall0 are the run's start on CLOCK_MONOTONIC and CLOCK_REALTIME (Dates).
+ * Does not start threads yet. NULL and err (e.g. the wrong-key key cannot be made). */
+struct signer *signer_new(struct crowd *crowd, struct workload *w, const struct sched *sched,
+                          const struct signer_opts *o, struct flood_err *err) FLOOD_WUR;
+/* Start the threads; the run's start is mono0_ns (CLOCK_MONOTONIC) = wall0_ns (REALTIME). */
+int signer_start(struct signer *s, int64_t mono0_ns, int64_t wall0_ns,
+                 struct flood_err *err) FLOOD_WUR;
+/* Take request seq if it is ready (a new request the caller owns), else NULL. Requests
+ * must be taken in order 0, 1, 2, ... */
+struct signer_req *signer_take(struct signer *s, uint64_t seq);
+/* An eventfd that becomes readable when the request the caller waits for is ready: call
+ * signer_wait_for(seq) after a NULL from signer_take, then take again (it may be ready
+ * already). Read and discard the fd's counter when it fires. */
+int signer_wake_fd(const struct signer *s);
+void signer_wait_for(struct signer *s, uint64_t seq);
+/* 1 once a thread failed (the message in err), the run must stop. */
+int signer_failed(struct signer *s, struct flood_err *err);
+/* Re-sign r with the other dialect (a second knock), in the caller's thread. 0 or -1. */
+int signer_resign(struct signer *s, struct signer_req *r, struct flood_err *err) FLOOD_WUR;
+/* Stop and join the threads, free the requests still in the ring. */
+void signer_stop(struct signer *s);
+void signer_free(struct signer *s);
+
+#endif

@@ -1,0 +1,114 @@
+/* flood/send/workload.h: what the sender sends. Activity n of a run is built from the run's
+ * seed, n and the persona table: which operation (the mix), which crowd actor sends it,
+ * which persona it concerns, and its JSON body with unique ids. A compact record of every
+ * built activity is kept so that the crowd can serve each activity and note at its id
+ * (GET /users/NAME/activities/SEQ and /users/NAME/notes/SEQ). Thread-safe: the signer
+ * threads build, the server's threads read. */
+#ifndef FLOOD_WORKLOAD_H
+#define FLOOD_WORKLOAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "flood/crowd/crowd.h"
+#include "sign/err.h"
+#include "flood/crowd/server.h"
+
+enum op_kind { OP_CREATE = 0, OP_LIKE, OP_FOLLOW, OP_UNDO, OP__COUNT };
+
+/* "create", "like", "follow", "undo" */
+const char *op_name(enum op_kind op);
+
+/* A target account, after discovery. */
+struct persona {
+    char *acct;         /* "acct:alice@target.test" or NULL when given by URL */
+    char *actor;        /* actor id URL */
+    char *inbox;        /* personal inbox */
+    char *shared_inbox; /* endpoints.sharedInbox or NULL */
+    char **posts;       /* object ids to Like (from --like-object or the outbox) */
+    size_t n_posts;
+};
+
+struct workload_opts {
+    uint64_t seed;
+    unsigned mix[OP__COUNT]; /* weights; --mix create=70,like=20,follow=10[,undo=N] */
+    int personal_inbox;      /* send to the persona's own inbox, not the shared one */
+    const char *inbox_url;   /* --inbox URL: every activity there, no discovery */
+};
+
+/* One built activity, ready to sign. Strings are owned by the item (workload_item_free). */
+struct workload_item {
+    uint64_t seq;
+    enum op_kind op;
+    int instance, actor; /* the crowd actor that sends it */
+    int persona;         /* index into the persona table, -1 with --inbox alone */
+    char *inbox;         /* URL to POST to */
+    char *body;          /* the activity JSON */
+    size_t body_len;
+};
+
+struct workload;
+
+/* A new workload over the crowd and the personas (borrowed; they outlive it). NULL and err
+ * when the mix cannot be served (e.g. like=… with no post to like and no --like-object). */
+struct workload *workload_new(struct crowd *crowd, const struct workload_opts *o,
+                              const struct persona *personas, size_t n_personas,
+                              struct flood_err *err) FLOOD_WUR;
+void workload_free(struct workload *w);
+
+/* Build activity seq (called with seq = 0, 1, 2, ... in order by one thread at a time).
+ * 0, or -1 and err. */
+int workload_build(struct workload *w, uint64_t seq, struct workload_item *out,
+                   struct flood_err *err) FLOOD_WUR;
+void workload_item_free(struct workload_item *it);
+
+/* The server's object hook (struct server_hooks.object with ctx = the workload): serves
+ * every built activity and note at its id, and the actors' outboxes. */
+int workload_object_hook(void *ctx, const struct server_req *req, struct wf_doc *out);
+
+/* The seq of a Follow this run sent, from its id URL, or -1 when it is not one. */
+int64_t workload_follow_seq(struct workload *w, const char *follow_id);
+
+/* ---- additions: ids, time, and the rules the sender follows ---------------------------
+ *
+ * Ids. Activity n of a run is served at BASE/users/NAME/activities/ID and its Note at
+ * .../notes/ID with ID = (run << WORKLOAD_RUN_SHIFT) | n, run a 24-bit number made of
+ * the run's start second modulo 2^17 and 7 bits of a hash of the seed: two runs started
+ * in different seconds less than 36 hours apart never share an id (Fedify deduplicates
+ * ids for a day), and runs started in the same second differ unless their seeds' hashes
+ * agree on 7 bits. A GET whose run part is not this run's gets 404.
+ *
+ * Choices. Activity n draws from splitmix64 seeded with seed ^ n (pure, so a seed gives
+ * the same run): the operation by the mix weights, the sending actor uniformly among the
+ * crowd's actors 1..M of instances 1..N, the persona uniformly (a Like: uniformly among
+ * the personas that have posts, then a post uniformly).
+ * Follow/Undo. A Follow of a (crowd actor, persona) pair this run already follows is sent
+ * as the Undo of that earlier Follow (embedded), and the pair counts as not followed: the
+ * next Follow drawn for it follows again. An `undo` share undoes a pair drawn uniformly
+ * among the followed ones, and is sent as a Follow when none is followed.
+ * --inbox alone (no persona): the persona is a placeholder actor ORIGIN/users/flood with
+ * mention @flood@HOST, ORIGIN the inbox URL's scheme://host[:port], so Creates and
+ * Follows stay well-formed; a persona with actor NULL (e.g. carrying --like-object posts)
+ * gets the same placeholder. Entries sent to it have persona -1. */
+#define WORKLOAD_RUN_SHIFT 40
+
+/* workload_new with the run's start (wall clock) given: the run part of the ids comes from
+ * it and the seed; workload_new uses time(NULL). */
+struct workload *workload_new_at(struct crowd *crowd, const struct workload_opts *o,
+                                 const struct persona *personas, size_t n_personas, time_t start,
+                                 struct flood_err *err) FLOOD_WUR;
+/* workload_build with the intended send time (wall clock, seconds): the Create's and the
+ * Note's `published`. workload_build uses time(NULL). seq must not go backwards; a seq
+ * never built (skipped) is answered 404. */
+int workload_build_at(struct workload *w, uint64_t seq, time_t when, struct workload_item *out,
+                      struct flood_err *err) FLOOD_WUR;
+/* The number written in the ids of activity seq: (run << WORKLOAD_RUN_SHIFT) | seq. */
+uint64_t workload_id_seq(const struct workload *w, uint64_t seq);
+/* How many activities were built, and of them how many of each operation. */
+uint64_t workload_built(struct workload *w, uint64_t by_op[OP__COUNT]);
+/* Parse --mix "create=70,like=20,follow=10[,undo=N]" into mix[OP__COUNT] (names not given
+ * get 0). 0, or -1 and err ("workload: --mix: ..."). */
+int workload_parse_mix(const char *s, unsigned mix[OP__COUNT], struct flood_err *err) FLOOD_WUR;
+
+#endif
