@@ -5,6 +5,8 @@
 #   make bench      benchmarks, printed as ratios against references run alongside
 #   make fuzz       every fuzz harness for FUZZ_SECONDS (default 60) each
 #   make format     reformat with clang-format; make format-check only checks
+#   make deps-check the architecture's order: includes (sign/ <- webfinger/ <- flood/ rooms)
+#                   and no two files calling each other
 #   make SANITIZE=address,undefined   a sanitized build in build-san/
 
 CC      ?= cc
@@ -96,6 +98,11 @@ demo: deps all
 bench: deps all
 	@scripts/bench.sh
 
+# The include order of docs/ARCHITECTURE.md and no circles between files (also a suite of
+# make check: tests/integration/deps_check.sh).
+deps-check: all
+	@scripts/deps_check.sh && python3 scripts/calls_check.py $(BUILD)
+
 FUZZ_SECONDS ?= 60
 fuzz: deps
 	@scripts/fuzz.sh $(FUZZ_SECONDS)
@@ -115,7 +122,7 @@ install: $(BUILD)/flood
 clean:
 	rm -rf build build-san build-fuzz
 
-.PHONY: all deps check test demo bench fuzz format format-check install clean
+.PHONY: all deps check test demo bench fuzz format format-check deps-check install clean
 .SECONDARY:
 
 -include $(LIB_OBJ:.o=.d) $(BUILD)/obj/flood/main.d $(TEST_SRC:tests/unit/%.c=$(BUILD)/obj/tests/unit/%.d) \

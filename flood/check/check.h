@@ -7,7 +7,12 @@
  * Besides the crowd, the runner serves two actors of its own on a host of its own (the
  * "check crowd", default flood-check1.test, through the server's `other` hook): user1,
  * whose RSA key the rotation step swaps at runtime, and user2, an Ed25519 actor
- * (FEP-521a) for the RFC 9421 ed25519 dialect. */
+ * (FEP-521a) for the RFC 9421 ed25519 dialect.
+ *
+ * The room flood/check/: `flood check`: the scenario language (scenario.c), this runner
+ * (check.c), its steps (check_discover.c, check_api.c), and what they share below them
+ * (check_util.c, check_net.c, check_host.c); the runner calls the steps, never the other way.
+ * It calls inbound/, send/, crowd/, core/, webfinger/ and sign/. */
 #ifndef FLOOD_CHECK_H
 #define FLOOD_CHECK_H
 

@@ -1,5 +1,9 @@
 /* flood/cmd/cmd.h: the commands main() dispatches to. Each takes its own argv (argv[0] is the
- * command's name) and returns the process exit code: 0 ok, 1 failure, 2 usage. */
+ * command's name) and returns the process exit code: 0 ok, 1 failure, 2 usage.
+ *
+ * The room flood/cmd/: the commands, thin on top of every other room: one file a command
+ * (cmd_*.c), the option parser they share (cli.c) and flood run's options (run_opts.c).
+ * Nothing includes this room but flood/main.c. */
 #ifndef FLOOD_CMD_H
 #define FLOOD_CMD_H
 

@@ -6,7 +6,11 @@
  * other schemes, userinfo ("user@" hides the real host from a reader), an IPv6 zone id, an
  * empty host, spaces and control bytes, and parts longer than the buffers below. The host
  * is lower-cased; the path is normalised as curl normalises it before sending ("/a/../b"
- * becomes "/b"); the fragment is dropped, since it is never sent (RFC 9110 section 7.1). */
+ * becomes "/b"); the fragment is dropped, since it is never sent (RFC 9110 section 7.1).
+ *
+ * The room flood/core/: what every other room of the daemon may use and that knows nothing
+ * of the crowd or the run: URLs (url.c), listening addresses (addr.c), the blocking signed
+ * GET (http.c). It calls sign/ and the libraries only. */
 #ifndef FLOOD_URL_H
 #define FLOOD_URL_H
 

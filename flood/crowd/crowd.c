@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "flood/crowd/server.h"
+#include "flood/core/addr.h"
 #include "flood/crowd/tls.h"
 
 /* Crowds up to this many actors get every actor document rendered at start; bigger ones
@@ -148,7 +148,7 @@ int crowd_opts_check(const struct crowd_opts *o, struct flood_err *err)
         flood_err_set(err, FLOOD_EINVAL, "--tls: the crowd's URLs must then be https");
         return -1;
     }
-    return server_check_listen(o->listen, err);
+    return addr_parse_listen(o->listen, NULL, NULL, err);
 }
 
 struct option *crowd_merge_options(const struct option *a, const struct option *b)

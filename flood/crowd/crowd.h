@@ -3,7 +3,13 @@
  *
  * Indexing: instance i in 1..instances, actor j in 1..actors, actor 0 the instance actor.
  * The crowd is built once (crowd_new) and read by the server's threads and the sender
- * without locks; only the follow state (crowd->follows) changes, behind its own lock. */
+ * without locks; only the follow state (crowd->follows) changes, behind its own lock.
+ *
+ * The room flood/crowd/: the fake instances as a server sees them: the crowd's options and
+ * keys (crowd.c), who follows whom (follows.c), TLS (tls.c), the libmicrohttpd glue
+ * (server.c) and fault injection (fault.c). It calls core/, webfinger/ and sign/; what the
+ * rooms above must add to a request (inbox handling, objects, faults) reaches it through
+ * struct server_hooks, a table of function pointers. */
 #ifndef FLOOD_CROWD_H
 #define FLOOD_CROWD_H
 

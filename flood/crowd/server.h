@@ -66,8 +66,6 @@ struct server;
  * with server_stop), or NULL and err ("server: cannot listen on '...': ..."). */
 struct server *server_start(struct crowd *crowd, const struct server_hooks *hooks,
                             struct flood_err *err) FLOOD_WUR;
-/* Check a --listen value ("ADDR:PORT", "[V6]:PORT"; numeric). 0, or -1 and err. */
-int server_check_listen(const char *spec, struct flood_err *err) FLOOD_WUR;
 /* The bound port (useful with port 0) and the address as "ADDR:PORT". */
 int server_port(const struct server *s);
 const char *server_address(const struct server *s);

@@ -2,7 +2,12 @@
  * fetched with a signed GET from the instance actor, cached, only from allowed hosts),
  * Follows of crowd actors are answered with signed Accepts (retried with backoff),
  * Accepts of the sender's Follows close probes, everything is counted by type and reason.
- * Faults per instance (--fault) are injected here too. */
+ * Faults per instance (--fault) are injected here too.
+ *
+ * The room flood/inbound/: everything that arrives at the crowd from the target: this handler
+ * (inbound.c, its options in inbound_opts.c, the pure classifier in classify.c), the key
+ * cache (keycache.c) and the Accepts it sends back (deliver.c). It calls send/ (to know the
+ * run's own Follows), measure/, crowd/, core/, webfinger/ and sign/. */
 #ifndef FLOOD_INBOUND_H
 #define FLOOD_INBOUND_H
 

@@ -8,6 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+const char *op_name(enum op_kind op)
+{
+    static const char *const names[OP__COUNT] = {"create", "like", "follow", "undo"};
+    return (unsigned)op < OP__COUNT ? names[op] : "?";
+}
+
 static const char *const outcome_names[OUT__COUNT] = {
     "200",       "202",       "2xx_other", "401",     "403",   "408", "429", "503",
     "4xx_other", "5xx_other", "timeout",   "refused", "reset", "dns", "tls", "other",

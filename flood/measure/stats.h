@@ -1,7 +1,12 @@
 /* flood/measure/stats.h: what the sender measures. Outcome classes, per-operation counts and
  * histograms (corrected latency, service time, dispatch lag), the per-second series and
  * the conservation check. One writer: the sender's event loop owns a struct stats; the
- * results are read after the run (or from the same thread for the live line). */
+ * results are read after the run (or from the same thread for the live line).
+ *
+ * The room flood/measure/: counting without opinions: log-linear histograms (hist.c),
+ * outcome counters, per-operation tables and the per-second series (stats.c), the open
+ * Follow-to-Accept probes (probes.c). It calls sign/ (errors) only, so the sender, the
+ * inbound side and the reports all build on it. */
 #ifndef FLOOD_STATS_H
 #define FLOOD_STATS_H
 
@@ -10,7 +15,12 @@
 
 #include "flood/measure/hist.h"
 #include "flood/measure/probes.h"
-#include "flood/send/workload.h"
+
+/* The operations the sender measures, each with its own counters and histograms. */
+enum op_kind { OP_CREATE = 0, OP_LIKE, OP_FOLLOW, OP_UNDO, OP__COUNT };
+
+/* "create", "like", "follow", "undo" */
+const char *op_name(enum op_kind op);
 
 /* Outcome of one request. The transport kinds add up to "transport" in run.json. */
 enum stats_outcome {

@@ -31,7 +31,6 @@
 #include "sign/err.h"
 #include "flood/measure/hist.h"
 #include "flood/measure/stats.h"
-#include "flood/send/workload.h"
 
 /* One scrape's figures. The caller of snapshot hands it zeroed with every hist empty. */
 struct metrics_snapshot {

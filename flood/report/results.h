@@ -1,5 +1,10 @@
 /* flood/report/results.h: a run's results: run.json, the .hgrm percentile distributions and
- * summary.md in the output folder, and the final table on a stream. */
+ * summary.md in the output folder, and the final table on a stream.
+ *
+ * The room flood/report/: what a run leaves and shows: run.json, .hgrm and summary.md
+ * (results.c), report.html (report.c, report_run.c, report_plot.c) and the Prometheus
+ * endpoint (metrics.c). It reads the rooms below it (send/, inbound/, measure/) and is
+ * called only by the commands. */
 #ifndef FLOOD_RESULTS_H
 #define FLOOD_RESULTS_H
 

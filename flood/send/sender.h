@@ -3,7 +3,11 @@
  * each request's intended time and starts it whatever happened to the earlier ones. The
  * requests come ready-signed from the signer's look-ahead ring; beyond --max-inflight a
  * request is shed and counted. Everything the sender measures goes into a struct stats
- * owned by the caller, from the event loop's thread only. */
+ * owned by the caller, from the event loop's thread only.
+ *
+ * The room flood/send/: everything that leaves for the target: the schedule (sched.c), the
+ * workload of activities (workload.c), the signer threads (signer.c), this sender, and
+ * persona discovery (target.c). It calls measure/, crowd/, core/, webfinger/ and sign/. */
 #ifndef FLOOD_SENDER_H
 #define FLOOD_SENDER_H
 

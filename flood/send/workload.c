@@ -78,12 +78,6 @@ struct workload {
     size_t n_dense, dense_cap;
 };
 
-const char *op_name(enum op_kind op)
-{
-    static const char *const names[OP__COUNT] = {"create", "like", "follow", "undo"};
-    return (unsigned)op < OP__COUNT ? names[op] : "?";
-}
-
 static uint64_t splitmix64(uint64_t *x)
 {
     uint64_t z = (*x += UINT64_C(0x9e3779b97f4a7c15));

@@ -14,11 +14,7 @@
 #include "flood/crowd/crowd.h"
 #include "sign/err.h"
 #include "flood/crowd/server.h"
-
-enum op_kind { OP_CREATE = 0, OP_LIKE, OP_FOLLOW, OP_UNDO, OP__COUNT };
-
-/* "create", "like", "follow", "undo" */
-const char *op_name(enum op_kind op);
+#include "flood/measure/stats.h"
 
 /* A target account, after discovery. */
 struct persona {

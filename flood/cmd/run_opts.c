@@ -1,0 +1,628 @@
+/* flood/cmd/run_opts.c: the options of `flood run`: the table, --help, one switch that
+ * applies each, and run.json's record of them. */
+#include "flood/cmd/run_opts.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "flood/cmd/cli.h"
+#include "flood/report/metrics.h"
+#include "flood/report/results.h"
+
+enum {
+    RUN_OPT_HELP = 'h',
+    RUN_OPT_RATE = 300,
+    RUN_OPT_DURATION,
+    RUN_OPT_STAGES,
+    RUN_OPT_ARRIVAL,
+    RUN_OPT_MIX,
+    RUN_OPT_SEED,
+    RUN_OPT_SIGNERS,
+    RUN_OPT_SIGN,
+    RUN_OPT_BAD,
+    RUN_OPT_MAX_INFLIGHT,
+    RUN_OPT_TIMEOUT,
+    RUN_OPT_CONNECTIONS,
+    RUN_OPT_RESOLVE,
+    RUN_OPT_INSECURE,
+    RUN_OPT_CACERT,
+    RUN_OPT_SOURCE_IPS,
+    RUN_OPT_GRACE,
+    RUN_OPT_ACCEPT_WAIT,
+    RUN_OPT_OUT,
+    RUN_OPT_INBOX,
+    RUN_OPT_PERSONA,
+    RUN_OPT_PERSONAS,
+    RUN_OPT_LIKE_OBJECT,
+    RUN_OPT_PERSONAL_INBOX,
+    RUN_OPT_TARGET_HTTP,
+    RUN_OPT_LOOKAHEAD,
+    RUN_OPT_NO_CHECK,
+    RUN_OPT_QUIET,
+    RUN_OPT_METRICS,
+    RUN_OPT_METRICS_HOLD,
+};
+
+static const struct option run_own_options[] = {
+    {"help", no_argument, NULL, RUN_OPT_HELP},
+    {"rate", required_argument, NULL, RUN_OPT_RATE},
+    {"duration", required_argument, NULL, RUN_OPT_DURATION},
+    {"stages", required_argument, NULL, RUN_OPT_STAGES},
+    {"arrival", required_argument, NULL, RUN_OPT_ARRIVAL},
+    {"mix", required_argument, NULL, RUN_OPT_MIX},
+    {"seed", required_argument, NULL, RUN_OPT_SEED},
+    {"signers", required_argument, NULL, RUN_OPT_SIGNERS},
+    {"sign", required_argument, NULL, RUN_OPT_SIGN},
+    {"bad-signatures", required_argument, NULL, RUN_OPT_BAD},
+    {"max-inflight", required_argument, NULL, RUN_OPT_MAX_INFLIGHT},
+    {"timeout", required_argument, NULL, RUN_OPT_TIMEOUT},
+    {"connections", required_argument, NULL, RUN_OPT_CONNECTIONS},
+    {"resolve", required_argument, NULL, RUN_OPT_RESOLVE},
+    {"insecure", no_argument, NULL, RUN_OPT_INSECURE},
+    {"cacert", required_argument, NULL, RUN_OPT_CACERT},
+    {"source-ips", required_argument, NULL, RUN_OPT_SOURCE_IPS},
+    {"grace", required_argument, NULL, RUN_OPT_GRACE},
+    {"accept-wait", required_argument, NULL, RUN_OPT_ACCEPT_WAIT},
+    {"out", required_argument, NULL, RUN_OPT_OUT},
+    {"metrics", required_argument, NULL, RUN_OPT_METRICS},
+    {"metrics-hold", required_argument, NULL, RUN_OPT_METRICS_HOLD},
+    {"inbox", required_argument, NULL, RUN_OPT_INBOX},
+    {"persona", required_argument, NULL, RUN_OPT_PERSONA},
+    {"personas", required_argument, NULL, RUN_OPT_PERSONAS},
+    {"like-object", required_argument, NULL, RUN_OPT_LIKE_OBJECT},
+    {"personal-inbox", no_argument, NULL, RUN_OPT_PERSONAL_INBOX},
+    {"target-http", no_argument, NULL, RUN_OPT_TARGET_HTTP},
+    {"lookahead", required_argument, NULL, RUN_OPT_LOOKAHEAD},
+    {"no-check", no_argument, NULL, RUN_OPT_NO_CHECK},
+    {"quiet", no_argument, NULL, RUN_OPT_QUIET},
+    {NULL, 0, NULL, 0},
+};
+
+static const char run_help[] =
+    "usage: flood run (--inbox URL | --persona P ...) (--rate R --duration D | --stages S)\n"
+    "                 [options]\n"
+    "The crowd of fake instances plus the sender: post HTTP-signed activities from random\n"
+    "crowd actors to the target's inbox at a set rate, open loop, and measure every answer.\n"
+    "\n"
+    "Target:\n"
+    "  --persona P          acct:NAME@HOST (WebFinger) or an actor URL; repeatable. Its actor\n"
+    "                       is fetched with a signed GET; activities go to its sharedInbox\n"
+    "  --personas FILE      one persona a line ('#' comments)\n"
+    "  --inbox URL          send every activity to this inbox, no discovery\n"
+    "  --personal-inbox     send to each persona's own inbox, not the shared one\n"
+    "  --target-http        WebFinger over plain HTTP (a lab target)\n"
+    "  --like-object URL    an object to Like (repeatable); else the personas' outboxes\n"
+    "  --resolve H:P:ADDR   connect to ADDR for H:P, as curl does (repeatable; also used\n"
+    "                       for the crowd's key fetches and Accepts)\n"
+    "  --insecure           do not verify the target's TLS certificate\n"
+    "  --cacert FILE        trust this CA for the target\n"
+    "  --no-check           skip the reachability check before the start\n"
+    "\n"
+    "Load:\n"
+    "  --rate R             activities per second (with --duration)\n"
+    "  --duration D         30s, 2m, 1h, 500ms (a plain number is seconds)\n"
+    "  --stages R1:D1,...   a ramp: the rate goes linearly from the previous stage's rate\n"
+    "                       (0 before the first) to Ri over Di; a stage 'R:0' jumps (a step)\n"
+    "  --arrival A          constant (default: evenly spaced) or poisson (exponential gaps\n"
+    "                       from --seed)\n"
+    "  --mix M              create=70,like=20,follow=10 (default; like=0 when nothing can be\n"
+    "                       liked), undo=N too\n"
+    "  --seed N             the run's seed (default 1): the same seed sends the same run\n"
+    "  --max-inflight N     beyond N requests in flight, shed and count (default 10000)\n"
+    "  --timeout T          per request (default 10s)\n"
+    "  --connections C      keep-alive connections per target origin (default 64)\n"
+    "  --source-ips A-B     instance i sends from address A+i-1 (e.g. 127.0.0.11-127.0.0.30)\n"
+    "  --grace T            after SIGINT/SIGTERM wait this long for answers (default 5s);\n"
+    "                       at the schedule's end flood waits the longer of this and\n"
+    "                       --timeout + 1 s\n"
+    "  --accept-wait T      then wait up to T for the Accepts of the Follows it sent\n"
+    "                       (default: --grace); a target whose queue is behind needs more\n"
+    "\n"
+    "Signing:\n"
+    "  --sign D             cavage (default), rfc9421, cavage,rfc9421, rfc9421,cavage (a second\n"
+    "                       knock with the other dialect on 400/401, counted), or none\n"
+    "  --signers S          signer threads (default: cores - 1, at least 1)\n"
+    "  --lookahead T        how far ahead of its time a request is signed (default 1s)\n"
+    "  --bad-signatures P%  that share deliberately bad: wrong key, Date two hours old, body\n"
+    "                       not matching its digest (each syntactically valid); a target\n"
+    "                       answering 2xx to one is reported (accepted_bad)\n"
+    "\n"
+    "Results:\n"
+    "  --out DIR            run.json, *.hgrm, summary.md (default out/run-YYYYMMDDTHHMMSSZ)\n"
+    "  --quiet              no live line and no progress lines on stderr\n"
+    "  --metrics ADDR:PORT  serve Prometheus metrics at http://ADDR:PORT/metrics during the\n"
+    "                       run (port 0 picks one, printed on stderr)\n"
+    "  --metrics-hold D     keep serving them for D after the results are written, so a\n"
+    "                       scraper reads the final figures (default 0)\n"
+    "  -h, --help           this help\n"
+    "\n"
+    "A live line each second on stderr when it is a terminal; the final table and the\n"
+    "conservation line (scheduled = sent + shed; sent = completed + unfinished) on stdout.\n"
+    "SIGINT/SIGTERM stop sending, wait --grace for answers and still write every result (a\n"
+    "second signal stops waiting). Exit codes: 0 the run ran (interrupted or not), 1 it could\n"
+    "not run (crowd, persona not resolvable, target unreachable before the start, results not\n"
+    "written, conservation violated), 2 usage.\n";
+
+void run_opts_add_str(char ***v, size_t *n, const char *s)
+{
+    *v = flood_xrealloc(*v, (*n + 1) * sizeof(**v));
+    (*v)[(*n)++] = flood_xstrdup(s);
+}
+
+void run_opts_free_strs(char **v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
+static int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    if (!s || !*s || *s == '-')
+        return -1;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (*end || errno || v < min || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int read_personas(const char *path, struct run_opts *ro, struct flood_err *err)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        flood_err_set(err, FLOOD_EIO, "--personas: cannot read '%s': %s", path, strerror(errno));
+        return -1;
+    }
+    char line[2048];
+    while (fgets(line, sizeof(line), f)) {
+        char *p = line;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        size_t n = strcspn(p, "\r\n#");
+        while (n && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+            n--;
+        p[n] = 0;
+        if (*p)
+            run_opts_add_str(&ro->personas, &ro->n_personas, p);
+    }
+    fclose(f);
+    return 0;
+}
+
+/* The option groups of flood run. Each applies id when it is one of its own: 0 applied,
+ * -1 refused (e filled, or printed when e->msg is empty), 1 not one of this group's. */
+
+/* the schedule and the sender: rate, duration, stages, arrival, mix, seed, limits */
+static int run_opt_load(struct run_opts *ro, int id, const char *arg, struct flood_err *e)
+{
+    uint64_t u;
+    double d;
+    switch (id) {
+    case RUN_OPT_RATE: {
+        char *end;
+        errno = 0;
+        ro->rate = strtod(arg, &end);
+        if (end == arg || *end || errno || !isfinite(ro->rate) || ro->rate <= 0 ||
+            ro->rate > SCHED_RATE_MAX) {
+            fprintf(stderr,
+                    "flood: run: --rate: expected a number of activities per second > 0, "
+                    "got '%s'\n",
+                    arg);
+            return -1;
+        }
+        return 0;
+    }
+    case RUN_OPT_DURATION:
+        if (sched_parse_duration(arg, &ro->duration_s, e))
+            return -1;
+        return 0;
+    case RUN_OPT_STAGES:
+        ro->stages = arg;
+        return 0;
+    case RUN_OPT_ARRIVAL:
+        ro->arrival_s = arg;
+        if (sched_parse_arrival(arg, &ro->arrival, e))
+            return -1;
+        return 0;
+    case RUN_OPT_MIX:
+        ro->mix_s = arg;
+        if (workload_parse_mix(arg, ro->mix, e))
+            return -1;
+        return 0;
+    case RUN_OPT_SEED:
+        if (parse_u64(arg, 0, UINT64_MAX, &ro->seed)) {
+            flood_err_set(e, FLOOD_EINVAL, "--seed: expected an unsigned number, got '%s'", arg);
+            return -1;
+        }
+        return 0;
+    case RUN_OPT_MAX_INFLIGHT:
+        if (parse_u64(arg, 1, 10000000, &ro->sndo.max_inflight)) {
+            flood_err_set(e, FLOOD_EINVAL, "--max-inflight: expected 1..10000000, got '%s'", arg);
+            return -1;
+        }
+        return 0;
+    case RUN_OPT_TIMEOUT:
+        if (sched_parse_duration(arg, &d, e))
+            return -1;
+        if (d < 0.001) {
+            flood_err_set(e, FLOOD_EINVAL, "--timeout: at least 1ms, got '%s'", arg);
+            return -1;
+        }
+        ro->sndo.timeout_ms = (long)llround(d * 1000);
+        return 0;
+    case RUN_OPT_CONNECTIONS:
+        if (parse_u64(arg, 1, 100000, &u)) {
+            flood_err_set(e, FLOOD_EINVAL, "--connections: expected 1..100000, got '%s'", arg);
+            return -1;
+        }
+        ro->sndo.connections = (long)u;
+        return 0;
+    case RUN_OPT_SOURCE_IPS:
+        ro->source_ips = arg;
+        if (sender_parse_source_ips(arg, &ro->sndo, e))
+            return -1;
+        return 0;
+    case RUN_OPT_GRACE:
+        if (sched_parse_duration(arg, &d, e))
+            return -1;
+        ro->sndo.grace_ms = (long)llround(d * 1000);
+        return 0;
+    case RUN_OPT_ACCEPT_WAIT:
+        if (sched_parse_duration(arg, &d, e))
+            return -1;
+        ro->accept_wait_ms = (long)llround(d * 1000);
+        return 0;
+    default:
+        return 1;
+    }
+}
+
+/* signing: dialects, signers, look-ahead, deliberately bad signatures */
+static int run_opt_sign(struct run_opts *ro, int id, const char *arg, struct flood_err *e)
+{
+    uint64_t u;
+    double d;
+    switch (id) {
+    case RUN_OPT_SIGNERS:
+        if (parse_u64(arg, 1, 256, &u)) {
+            flood_err_set(e, FLOOD_EINVAL, "--signers: expected 1..256, got '%s'", arg);
+            return -1;
+        }
+        ro->signers = (int)u;
+        return 0;
+    case RUN_OPT_SIGN:
+        ro->sign_s = arg;
+        if (signer_parse_dialects(arg, &ro->so, e))
+            return -1;
+        return 0;
+    case RUN_OPT_BAD:
+        ro->bad_s = arg;
+        if (signer_parse_bad(arg, &ro->so, e))
+            return -1;
+        return 0;
+    case RUN_OPT_LOOKAHEAD:
+        if (sched_parse_duration(arg, &d, e))
+            return -1;
+        if (d < 0.01 || d > 60) {
+            flood_err_set(e, FLOOD_EINVAL, "--lookahead: 10ms..60s, got '%s'", arg);
+            return -1;
+        }
+        ro->lookahead_s = d;
+        return 0;
+    default:
+        return 1;
+    }
+}
+
+/* the target: personas, inboxes, names, TLS trust, the reachability check */
+static int run_opt_target(struct run_opts *ro, int id, const char *arg, struct flood_err *e)
+{
+    switch (id) {
+    case RUN_OPT_RESOLVE: {
+        int colons = 0;
+        for (const char *p = arg; *p; p++)
+            colons += *p == ':';
+        if (colons < 2) {
+            flood_err_set(e, FLOOD_EINVAL, "--resolve: expected HOST:PORT:ADDR, got '%s'", arg);
+            return -1;
+        }
+        struct curl_slist *l = curl_slist_append(ro->resolve, arg);
+        if (!l)
+            abort();
+        ro->resolve = l;
+        run_opts_add_str(&ro->resolve_v, &ro->n_resolve_v, arg);
+        json_array_append_new(ro->resolve_j, json_string(arg));
+        return 0;
+    }
+    case RUN_OPT_INSECURE:
+        ro->sndo.insecure = 1;
+        return 0;
+    case RUN_OPT_CACERT:
+        if (access(arg, R_OK)) {
+            flood_err_set(e, FLOOD_EINVAL, "--cacert: cannot read '%s': %s", arg, strerror(errno));
+            return -1;
+        }
+        ro->sndo.cacert = arg;
+        return 0;
+    case RUN_OPT_INBOX:
+        if (strncmp(arg, "http://", 7) && strncmp(arg, "https://", 8)) {
+            flood_err_set(e, FLOOD_EINVAL, "--inbox: expected an http(s) URL, got '%s'", arg);
+            return -1;
+        }
+        ro->inbox = arg;
+        return 0;
+    case RUN_OPT_PERSONA:
+        run_opts_add_str(&ro->personas, &ro->n_personas, arg);
+        return 0;
+    case RUN_OPT_PERSONAS:
+        if (read_personas(arg, ro, e))
+            return -1;
+        return 0;
+    case RUN_OPT_LIKE_OBJECT:
+        run_opts_add_str(&ro->like_objects, &ro->n_like, arg);
+        return 0;
+    case RUN_OPT_PERSONAL_INBOX:
+        ro->personal_inbox = 1;
+        return 0;
+    case RUN_OPT_TARGET_HTTP:
+        ro->target_http = 1;
+        return 0;
+    case RUN_OPT_NO_CHECK:
+        ro->no_check = 1;
+        return 0;
+    default:
+        return 1;
+    }
+}
+
+/* results and metrics */
+static int run_opt_results(struct run_opts *ro, int id, const char *arg, struct flood_err *e)
+{
+    double d;
+    switch (id) {
+    case RUN_OPT_OUT:
+        ro->out = arg;
+        return 0;
+    case RUN_OPT_QUIET:
+        ro->quiet = 1;
+        return 0;
+    case RUN_OPT_METRICS:
+        if (metrics_check_addr(arg, e))
+            return -1;
+        ro->metrics = arg;
+        return 0;
+    case RUN_OPT_METRICS_HOLD:
+        if (sched_parse_duration(arg, &d, e))
+            return -1;
+        ro->metrics_hold_s = d;
+        return 0;
+    default:
+        return 1;
+    }
+}
+
+/* Apply one of flood run's own options. 0, or -1 with a message printed. */
+static int run_opt(struct run_opts *ro, int id, const char *arg)
+{
+    struct flood_err e = {0};
+    int rc = run_opt_load(ro, id, arg, &e);
+    if (rc == 1)
+        rc = run_opt_sign(ro, id, arg, &e);
+    if (rc == 1)
+        rc = run_opt_target(ro, id, arg, &e);
+    if (rc == 1)
+        rc = run_opt_results(ro, id, arg, &e);
+    if (rc == 1)
+        flood_err_set(&e, FLOOD_EINVAL, "unknown option");
+    if (rc && e.msg[0])
+        fprintf(stderr, "flood: run: %s\n", e.msg);
+    return rc ? -1 : 0;
+}
+
+static void usage(FILE *f)
+{
+    fputs(run_help, f);
+    fputc('\n', f);
+    fputs(crowd_options_help, f);
+    fputc('\n', f);
+    fputs(inbound_options_help, f);
+}
+
+/* The parse context: flood run's options, and the inbound side's to pass --resolve on to. */
+struct run_parse {
+    struct run_opts *ro;
+    struct inbound_opts *io;
+};
+
+static int run_own(void *ctx, int id, const char *arg)
+{
+    struct run_parse *rp = ctx;
+    if (run_opt(rp->ro, id, arg))
+        return -1;
+    /* --resolve serves the sender and the crowd's key fetches and Accepts alike */
+    struct flood_err err = {0};
+    if (id == RUN_OPT_RESOLVE && inbound_opts_set(rp->io, INBOUND_OPT_RESOLVE, arg, &err)) {
+        fprintf(stderr, "flood: run: %s\n", err.msg);
+        return -1;
+    }
+    return 0;
+}
+
+/* The inbound options in force, recorded as written for run.json's config. */
+static void run_on_inbound(void *ctx, int id, const char *name, const char *arg)
+{
+    (void)id;
+    struct run_parse *rp = ctx;
+    char *buf = flood_xasprintf("--%s%s%s", name, arg ? " " : "", arg ? arg : "");
+    json_array_append_new(rp->ro->inbound_args, json_string(buf));
+    free(buf);
+}
+
+/* Parse argv. 0, 1 after --help, 2 on a usage error. */
+int run_opts_parse(int argc, char **argv, struct run_opts *ro, struct crowd_opts *co,
+                   struct inbound_opts *io)
+{
+    struct run_parse rp = {.ro = ro, .io = io};
+    struct cli_spec spec = {.cmd = "run",
+                            .own = run_own_options,
+                            .own_cb = run_own,
+                            .ctx = &rp,
+                            .crowd = co,
+                            .inbound = io,
+                            .on_inbound = run_on_inbound,
+                            .usage = usage};
+    return cli_parse(&spec, argc, argv);
+}
+
+void run_opts_init(struct run_opts *ro)
+{
+    memset(ro, 0, sizeof(*ro));
+    ro->so.n_dialects = 1;
+    ro->so.dialects[0] = SIGN_CAVAGE;
+    ro->seed = 1;
+    ro->sndo.max_inflight = 10000;
+    ro->sndo.timeout_ms = 10000;
+    ro->sndo.connections = 64;
+    ro->sndo.grace_ms = 5000;
+    ro->accept_wait_ms = -1;
+    ro->lookahead_s = 1.0;
+    ro->arrival = SCHED_CONSTANT;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    ro->signers = cores > 1 ? (int)(cores - 1) : 1;
+    ro->resolve_j = json_array();
+    ro->inbound_args = json_array();
+}
+
+void run_opts_free(struct run_opts *ro)
+{
+    json_decref(ro->resolve_j);
+    json_decref(ro->inbound_args);
+    curl_slist_free_all(ro->resolve);
+    run_opts_free_strs(ro->personas, ro->n_personas);
+    run_opts_free_strs(ro->like_objects, ro->n_like);
+    run_opts_free_strs(ro->resolve_v, ro->n_resolve_v);
+}
+
+int run_opts_settle(struct run_opts *ro, struct crowd_opts *co, struct sched *sc, char *outdir,
+                    size_t outdir_size)
+{
+    struct flood_err err = {0};
+    if (ro->accept_wait_ms < 0)
+        ro->accept_wait_ms = ro->sndo.grace_ms;
+    if (ro->stages && (ro->rate > 0 || ro->duration_s > 0)) {
+        fprintf(stderr, "flood: run: give --stages or --rate with --duration, not both\n");
+        return -1;
+    }
+    if (ro->stages) {
+        if (sched_init_stages(sc, ro->stages, ro->arrival, ro->seed, &err))
+            goto bad;
+    } else if (ro->rate > 0 || ro->duration_s > 0) {
+        if (!(ro->rate > 0) || !(ro->duration_s > 0)) {
+            fprintf(stderr, "flood: run: --rate and --duration go together\n");
+            return -1;
+        }
+        if (sched_init_rate(sc, ro->rate, ro->duration_s, ro->arrival, ro->seed, &err))
+            goto bad;
+    } else {
+        fprintf(stderr, "flood: run: no schedule: give --rate R --duration D or --stages "
+                        "(flood run --help)\n");
+        return -1;
+    }
+    if (!ro->inbox && ro->n_personas == 0) {
+        fprintf(stderr,
+                "flood: run: no target: give --inbox URL or --persona (flood run --help)\n");
+        return -1;
+    }
+    if (!ro->mix_s) {
+        ro->mix[OP_CREATE] = 70;
+        ro->mix[OP_LIKE] = 20;
+        ro->mix[OP_FOLLOW] = 10;
+        if (ro->n_like == 0 && ro->n_personas == 0)
+            ro->mix[OP_LIKE] = 0; /* nothing to like */
+    }
+    if (crowd_opts_check(co, &err))
+        goto bad;
+    if (!ro->out) {
+        results_default_dir(time(NULL), outdir, outdir_size);
+        ro->out = outdir;
+    }
+    co->quiet = co->quiet || ro->quiet;
+    return 0;
+bad:
+    fprintf(stderr, "flood: run: %s\n", err.msg);
+    return -1;
+}
+
+json_t *run_opts_config_json(const struct run_opts *ro, const struct crowd_opts *co,
+                             const struct sched *sc)
+{
+    json_t *c = json_object();
+    if (ro->stages)
+        json_object_set_new(c, "stages", json_string(ro->stages));
+    else {
+        json_object_set_new(c, "rate", json_real(ro->rate));
+        json_object_set_new(c, "duration_s", json_real(ro->duration_s));
+    }
+    json_object_set_new(c, "scheduled_duration_s", json_real(sched_duration(sc)));
+    json_object_set_new(c, "arrival",
+                        json_string(ro->arrival == SCHED_POISSON ? "poisson" : "constant"));
+    json_t *mix = json_object();
+    for (int i = 0; i < OP__COUNT; i++)
+        json_object_set_new(mix, op_name((enum op_kind)i), json_integer(ro->mix[i]));
+    json_object_set_new(c, "mix", mix);
+    json_object_set_new(c, "seed", json_integer((json_int_t)ro->seed));
+    json_object_set_new(c, "signers", json_integer(ro->signers));
+    json_object_set_new(c, "sign", json_string(ro->sign_s ? ro->sign_s : "cavage"));
+    json_object_set_new(c, "bad_signatures_share", json_real(ro->so.bad_share));
+    json_object_set_new(c, "lookahead_s", json_real(ro->lookahead_s));
+    json_object_set_new(c, "max_inflight", json_integer((json_int_t)ro->sndo.max_inflight));
+    json_object_set_new(c, "timeout_ms", json_integer(ro->sndo.timeout_ms));
+    json_object_set_new(c, "connections", json_integer(ro->sndo.connections));
+    json_object_set_new(c, "resolve", json_incref(ro->resolve_j));
+    json_object_set_new(c, "insecure", json_boolean(ro->sndo.insecure));
+    json_object_set_new(c, "cacert", ro->sndo.cacert ? json_string(ro->sndo.cacert) : json_null());
+    json_object_set_new(c, "source_ips",
+                        ro->source_ips ? json_string(ro->source_ips) : json_null());
+    json_object_set_new(c, "grace_ms", json_integer(ro->sndo.grace_ms));
+    json_object_set_new(c, "accept_wait_ms", json_integer(ro->accept_wait_ms));
+    json_object_set_new(c, "out", json_string(ro->out));
+    json_object_set_new(c, "inbox", ro->inbox ? json_string(ro->inbox) : json_null());
+    json_t *p = json_array();
+    for (size_t i = 0; i < ro->n_personas; i++)
+        json_array_append_new(p, json_string(ro->personas[i]));
+    json_object_set_new(c, "personas", p);
+    json_t *l = json_array();
+    for (size_t i = 0; i < ro->n_like; i++)
+        json_array_append_new(l, json_string(ro->like_objects[i]));
+    json_object_set_new(c, "like_objects", l);
+    json_object_set_new(c, "personal_inbox", json_boolean(ro->personal_inbox));
+    json_object_set_new(c, "target_http", json_boolean(ro->target_http));
+    json_object_set_new(c, "check", json_boolean(!ro->no_check));
+    json_t *cj = json_object();
+    json_object_set_new(cj, "instances", json_integer(co->instances));
+    json_object_set_new(cj, "actors", json_integer(co->actors));
+    json_object_set_new(cj, "domain", json_string(co->domain ? co->domain : ""));
+    json_object_set_new(cj, "listen", json_string(co->listen ? co->listen : ""));
+    json_object_set_new(cj, "public_port", json_integer(co->public_port));
+    json_object_set_new(cj, "scheme",
+                        json_string(co->scheme ? co->scheme : (co->tls ? "https" : "http")));
+    json_object_set_new(cj, "state", co->state ? json_string(co->state) : json_null());
+    json_object_set_new(cj, "key_bits", json_integer(co->key_bits));
+    json_object_set_new(cj, "key_pool", json_integer(co->key_pool));
+    json_object_set_new(cj, "key_type",
+                        json_string(co->key_type == SIGN_KEY_ED25519 ? "ed25519" : "rsa"));
+    json_object_set_new(cj, "tls", json_boolean(co->tls));
+    json_object_set_new(cj, "server_threads", json_integer(co->threads));
+    json_object_set_new(c, "crowd", cj);
+    json_object_set_new(c, "inbound_args", json_incref(ro->inbound_args));
+    return c;
+}

@@ -1,0 +1,71 @@
+/* flood/cmd/run_opts.h: the options of `flood run` (and of the commands that run like it):
+ * parsing, the checks that need no network, and their record in run.json's config. */
+#ifndef FLOOD_RUN_OPTS_H
+#define FLOOD_RUN_OPTS_H
+
+#include <curl/curl.h>
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "flood/crowd/crowd.h"
+#include "flood/inbound/inbound.h"
+#include "flood/send/sched.h"
+#include "flood/send/sender.h"
+#include "flood/send/signer.h"
+#include "flood/send/workload.h"
+
+/* Everything flood run was told. Strings point into argv unless said; the lists are owned
+ * (run_opts_free). */
+struct run_opts {
+    double rate, duration_s, lookahead_s;
+    long accept_wait_ms; /* -1: as --grace */
+    const char *stages;
+    const char *arrival_s;
+    enum sched_arrival arrival;
+    const char *mix_s;
+    unsigned mix[OP__COUNT];
+    uint64_t seed;
+    int signers;
+    const char *sign_s;
+    const char *bad_s;
+    struct signer_opts so;
+    struct sender_opts sndo;
+    const char *source_ips;
+    const char *out;
+    const char *inbox;
+    int personal_inbox, target_http, no_check, quiet;
+    const char *metrics;
+    double metrics_hold_s;
+    char **personas;
+    size_t n_personas;
+    char **like_objects;
+    size_t n_like;
+    struct curl_slist *resolve;
+    char **resolve_v;
+    size_t n_resolve_v;
+    json_t *resolve_j;
+    json_t *inbound_args;
+};
+
+/* ro with every default in force (a new, empty persona list; free with run_opts_free). */
+void run_opts_init(struct run_opts *ro);
+void run_opts_free(struct run_opts *ro);
+/* Parse argv (argv[0] = the command) into ro, co and io. 0, 1 after --help (printed), 2 on a
+ * usage error (printed as "flood: run: ..."). */
+int run_opts_parse(int argc, char **argv, struct run_opts *ro, struct crowd_opts *co,
+                   struct inbound_opts *io);
+/* The checks that need no network, and what follows from them: the schedule into sc, the
+ * default mix, the crowd options, the results folder (outdir, when --out is not given).
+ * 0, or -1 with the usage error printed. */
+int run_opts_settle(struct run_opts *ro, struct crowd_opts *co, struct sched *sc, char *outdir,
+                    size_t outdir_size);
+/* run.json's "config": every option in force (a new reference). */
+json_t *run_opts_config_json(const struct run_opts *ro, const struct crowd_opts *co,
+                             const struct sched *sc);
+/* Append a copy of s to the list *v of *n strings. */
+void run_opts_add_str(char ***v, size_t *n, const char *s);
+/* Free a list of n strings. */
+void run_opts_free_strs(char **v, size_t n);
+
+#endif
