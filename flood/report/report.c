@@ -9,6 +9,8 @@
 #include "flood/report/report_plot.h"
 #include "flood/report/report_run.h"
 
+#define REPORT_TARGETS_SHOWN 8 /* personas listed before the "more" toggle */
+
 #define esc plot_html_escape
 
 /* ---- writing ------------------------------------------------------------------------- */
@@ -20,7 +22,12 @@ static const char css[] =
     "h1{font-size:22px;margin:8px 0 2px}h2{font-size:17px;margin:28px 0 8px;"
     "border-bottom:1px solid #ddd;padding-bottom:3px}\n"
     ".sub{color:#555;margin:0 0 12px}\n"
-    "table{border-collapse:collapse;margin:6px 0 10px;font-variant-numeric:tabular-nums}\n"
+    "ul.targets{margin:0 0 12px;padding:0;list-style:none;display:flex;flex-wrap:wrap;gap:4px "
+    "16px}\n"
+    "table.config{display:table;width:100%}table.config td:first-child{white-space:nowrap}\n"
+    "table.config td+td{overflow-wrap:anywhere}\n"
+    "table{border-collapse:collapse;margin:6px 0 10px;font-variant-numeric:tabular-nums;\n"
+    "display:block;max-width:100%;overflow-x:auto}\n"
     "th,td{border:1px solid #ddd;padding:3px 8px;text-align:right}th{background:#f4f4f4}\n"
     "td.k,th.k{text-align:left}\n"
     ".ok{color:#11703a;font-weight:600}.bad{color:#b00020;font-weight:600}\n"
@@ -158,6 +165,25 @@ static int count_rows(FILE *f, const json_t *o)
     return 1;
 }
 
+/* An array as "a, b, c" (strings bare, the rest as JSON), so a long list wraps. */
+static char *array_text(const json_t *a)
+{
+    size_t cap = 64, len = 0;
+    char *out = flood_xmalloc(cap);
+    out[0] = '\0';
+    for (size_t i = 0; i < json_array_size(a); i++) {
+        const json_t *v = json_array_get(a, i);
+        char *item = json_is_string(v) ? flood_xstrdup(json_string_value(v))
+                                       : json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+        size_t n = item ? strlen(item) : 1;
+        while (len + n + 3 > cap)
+            out = flood_xrealloc(out, cap *= 2);
+        len += (size_t)sprintf(out + len, "%s%s", i ? ", " : "", item ? item : "?");
+        free(item);
+    }
+    return out;
+}
+
 /* config as "key value" rows, nested objects flattened to dotted keys. */
 static void config_rows(FILE *f, const json_t *o, const char *prefix)
 {
@@ -169,8 +195,9 @@ static void config_rows(FILE *f, const json_t *o, const char *prefix)
         if (json_is_object(v) && json_object_size(v)) {
             config_rows(f, v, name);
         } else {
-            char *text = json_is_string(v) ? flood_xstrdup(json_string_value(v))
-                                           : json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+            char *text = json_is_string(v)  ? flood_xstrdup(json_string_value(v))
+                         : json_is_array(v) ? array_text(v)
+                                            : json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
             fputs("<tr><td class=\"k\"><code>", f);
             esc(f, name);
             fputs("</code></td><td class=\"k\">", f);
@@ -469,6 +496,25 @@ static void faults_section(FILE *f, const json_t *root)
     fputs("</table>\n", f);
 }
 
+/* The personas as a list that wraps: a few shown, the rest behind a "more" toggle. */
+static void target_list(FILE *f, const json_t *personas)
+{
+    size_t n = json_array_size(personas);
+    if (!n)
+        return;
+    fputs("<ul class=\"targets\">", f);
+    for (size_t i = 0; i < n; i++) {
+        if (i == REPORT_TARGETS_SHOWN)
+            fprintf(f, "</ul><details><summary>%zu more</summary><ul class=\"targets\">",
+                    n - REPORT_TARGETS_SHOWN);
+        const json_t *v = json_array_get(personas, i);
+        fputs("<li><code>", f);
+        esc(f, json_is_string(v) ? json_string_value(v) : "?");
+        fputs("</code></li>", f);
+    }
+    fputs(n > REPORT_TARGETS_SHOWN ? "</ul></details>\n" : "</ul>\n", f);
+}
+
 static void header(FILE *f, const struct report_run *r)
 {
     const json_t *root = r->root, *cfg = json_object_get(root, "config");
@@ -483,13 +529,14 @@ static void header(FILE *f, const struct report_run *r)
         esc(f, inbox);
         fputs("</code>", f);
     } else {
-        char *p = json_dumps(json_object_get(cfg, "personas"), JSON_ENCODE_ANY | JSON_COMPACT);
-        esc(f, p ? p : "?");
-        free(p);
+        const json_t *p = json_object_get(cfg, "personas");
+        fprintf(f, "%zu persona%s", json_array_size(p), json_array_size(p) == 1 ? "" : "s");
     }
     fputs(" &middot; folder <code>", f);
     esc(f, r->dir);
     fputs("</code></p>\n", f);
+    if (!inbox)
+        target_list(f, json_object_get(cfg, "personas"));
 
     fputs("<h2 id=\"summary\">Summary</h2>\n", f);
     if (!summary_table(f, r->dir)) {

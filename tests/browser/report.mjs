@@ -185,6 +185,14 @@ const cfgText = await page.textContent('table.config');
 check(cfgText.includes(String(run.config.seed)) && (!run.config.inbox || cfgText.includes(run.config.inbox)),
   'the configuration table shows the seed and the inbox');
 
+const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+check(overflow <= 0, 'the page does not scroll sideways', overflow);
+if (!run.config.inbox && Array.isArray(run.config.personas)) {
+  const shown = await page.$$eval('ul.targets li', (l) => l.map((e) => e.textContent));
+  check(shown.length === run.config.personas.length && shown.every((t, i) => t === run.config.personas[i]),
+    `every persona is listed (${run.config.personas.length})`, shown.length);
+}
+
 await page.screenshot({ path: shot, fullPage: true });
 check(consoleErrors.length === 0, 'no console errors or warnings', consoleErrors);
 const network = requests.filter((u) => u !== url);

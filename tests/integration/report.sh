@@ -75,9 +75,27 @@ ERR_DIR=$RUN_DIR
 check $? "run 2 shed some activities and timed some out"
 report_ok "$ERR_DIR" "run 2"
 
-# 3. in a real browser
+# 3. many personas: the header lists them (a few, the rest behind a toggle), not one long
+# JSON array that makes the page scroll sideways
+MANY_DIR=$T_TMP/many
+mkdir -p "$MANY_DIR"
+jq '.config.inbox = null | .config.personas = [range(30) | "acct:load\(.)-with-a-rather-long-name@target-instance-with-a-long-host-name.test"]' \
+    "$OK_DIR/run.json" >"$MANY_DIR/run.json"
+cp "$OK_DIR"/*.hgrm "$MANY_DIR/" 2>/dev/null
+"$FLOOD" report "$MANY_DIR" >/dev/null 2>"$T_TMP/many.err"
+check $? "a report of a run with 30 personas" || sed 's/^/#   /' "$T_TMP/many.err"
+header=$(sed -n '/<p class="sub">/,/<h2 id="summary">/p' "$MANY_DIR/report.html")
+echo "$header" | grep -q '30 personas'
+check $? "the header counts the personas"
+expect_eq "$(echo "$header" | grep -o '<li><code>acct:load[0-9]*-' | wc -l)" 30 "every persona is an item of a list"
+echo "$header" | grep -q '<summary>22 more</summary>'
+check $? "eight shown, 22 behind a toggle"
+! echo "$header" | grep -q '\["acct:'
+check $? "no JSON array in the header"
+
+# 4. in a real browser
 if [ -x "$CHROMIUM" ] && [ -d "$ROOT/tests/browser/node_modules/playwright-core" ]; then
-    for pair in "$OK_DIR:report.png" "$ERR_DIR:report-errors.png"; do
+    for pair in "$OK_DIR:report.png" "$ERR_DIR:report-errors.png" "$MANY_DIR:report-personas.png"; do
         dir=${pair%%:*} png=$SHOTS/${pair#*:}
         rm -f "$png"
         node "$ROOT/tests/browser/report.mjs" "$dir" "$png" >"$T_TMP/browser.out" 2>&1
@@ -91,7 +109,7 @@ else
     check 0 "the report in a real browser # SKIP needs $CHROMIUM (Debian package chromium) and npm ci in tests/browser"
 fi
 
-# 4. errors
+# 5. errors
 "$FLOOD" report "$T_TMP/no-such-run" >/dev/null 2>"$T_TMP/e1"
 expect_eq "$?" 1 "a missing run folder exits 1"
 grep -q "^flood: report: cannot read '$T_TMP/no-such-run/run.json'" "$T_TMP/e1"
