@@ -7,20 +7,46 @@
 #include <string.h>
 
 #include "flood/cmd/cmd.h"
+#include "flood/report/expect.h"
 #include "flood/report/report.h"
+
+/* Judge the gates of every run after the first against the first; print their table.
+ * The number of failures. */
+static int gates(const struct expect *g, size_t n_g, json_t **runs, char **dirs, int n)
+{
+    int failed = 0;
+    printf("\ngates (against %s):\n", dirs[0]);
+    for (int i = 1; i < n; i++)
+        for (size_t k = 0; k < n_g; k++) {
+            double got, ref;
+            char why[160], gs[64], rs[64];
+            int pass = expect_judge_gate(&g[k], runs[0], runs[i], &got, &ref, why, sizeof(why));
+            failed += !pass;
+            printf("  %-4s %-28s %s: %s, was %s%s%s\n", pass ? "pass" : "FAIL", g[k].text, dirs[i],
+                   expect_format(&g[k], got, gs, sizeof(gs)),
+                   expect_format(&g[k], ref, rs, sizeof(rs)), why[0] ? ": " : "", why);
+        }
+    return failed;
+}
 
 static void compare_usage(FILE *f)
 {
-    fprintf(f, "usage: flood compare [--html FILE] RUN_DIR...\n"
+    fprintf(f, "usage: flood compare [--html FILE] [--expect 'METRIC within X']... RUN_DIR...\n"
                "Print a Markdown table of the runs side by side, one row a run: the LOAD.md\n"
                "row (rate, duration, sent, ok, 429, errors) and the key percentiles of the\n"
                "corrected latency, the service time and Follow-to-Accept, read from each\n"
                "RUN_DIR/run.json. The figures are run.json's, unrounded.\n\n"
                "  --html FILE          also write FILE: one self-contained page overlaying the\n"
                "                       runs' percentile curves, achieved rate and p99 per second\n"
+               "  --expect 'M within X'  a regression gate (repeatable): every run after the\n"
+               "                       first is judged against the first, failing when metric M\n"
+               "                       is worse by more than X (a share, 10%%, or an amount in\n"
+               "                       M's unit: 20ms, 5). Worse is higher for latencies,\n"
+               "                       errors, shed and fetches, lower for 2xx, sent, completed\n"
+               "                       and accepts. M as in flood run --expect\n"
                "  -h, --help           this help\n\n"
-               "Exit codes: 0 the table was printed, 1 a run folder could not be read (or FILE\n"
-               "written), 2 usage.\n");
+               "Exit codes: 0 the table was printed (and every gate passed), 1 a run folder\n"
+               "could not be read (or FILE written), 2 usage, 3 a gate failed.\n");
 }
 
 static double num(const json_t *o, const char *key)
@@ -116,8 +142,11 @@ int cmd_compare(int argc, char **argv)
 {
     static const struct option opts[] = {{"help", no_argument, NULL, 'h'},
                                          {"html", required_argument, NULL, 'H'},
+                                         {"expect", required_argument, NULL, 'E'},
                                          {NULL, 0, NULL, 0}};
     const char *html = NULL;
+    struct expect *g = NULL;
+    size_t n_g = 0;
     int id;
     optind = 1;
     opterr = 0;
@@ -130,14 +159,29 @@ int cmd_compare(int argc, char **argv)
             html = optarg;
             continue;
         }
+        if (id == 'E') {
+            struct flood_err err = {0};
+            g = flood_xrealloc(g, (n_g + 1) * sizeof(*g));
+            if (expect_parse(optarg, 1, &g[n_g], &err)) {
+                fprintf(stderr, "flood: compare: %s\n", err.msg);
+                free(g);
+                return 2;
+            }
+            n_g++;
+            continue;
+        }
         fprintf(stderr, "flood: compare: %s '%s'\n",
                 id == ':' ? "option needs a value" : "unknown option", argv[optind - 1]);
         compare_usage(stderr);
+        free(g);
         return 2;
     }
-    if (optind >= argc) {
-        fprintf(stderr, "flood: compare: at least one run folder is needed\n");
+    if (optind >= argc || (n_g && argc - optind < 2)) {
+        fprintf(stderr, "flood: compare: %s\n",
+                n_g ? "--expect gates need two run folders at least (the first is the base)"
+                    : "at least one run folder is needed");
         compare_usage(stderr);
+        free(g);
         return 2;
     }
     int n = argc - optind;
@@ -166,7 +210,10 @@ int cmd_compare(int argc, char **argv)
             fprintf(stderr, "flood: compare: %s\n", err.msg);
             rc = 1;
         }
+        if (rc == 0 && n_g && gates(g, n_g, runs, argv + optind, n))
+            rc = 3;
     }
+    free(g);
     for (int i = 0; i < n; i++)
         json_decref(runs[i]);
     free(runs);

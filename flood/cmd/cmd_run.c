@@ -390,8 +390,9 @@ static int run_send(struct run *r, struct flood_err *err)
     return 0;
 }
 
-/* The table, the conservation line, run.json and the rest, report.html; then the metrics
- * hold. 0 when everything was written and conserved. */
+/* The table, the conservation line, run.json and the rest (with the --expect verdicts),
+ * report.html; then the metrics hold. The exit code: 0 everything written and conserved,
+ * 1 not, 3 written but an expectation failed. */
 static int run_results(struct run *r)
 {
     struct run_opts *ro = &r->ro;
@@ -408,7 +409,10 @@ static int run_results(struct run *r)
                               .gen = &r->res,
                               .probes = r->probes,
                               .rate_text = rate_text,
-                              .duration_s = sched_duration(&r->sc)};
+                              .duration_s = sched_duration(&r->sc),
+                              .expect = ro->expect,
+                              .n_expect = ro->n_expect,
+                              .expect_out = stdout};
     results_print_table(stdout, r->st, &ri);
     char line[256];
     int conserved = stats_conservation(r->st, line, sizeof(line)) == 0;
@@ -431,7 +435,9 @@ static int run_results(struct run *r)
         while (sigtimedwait(&r->sigs, NULL, &hold) < 0 && errno == EINTR)
             ;
     }
-    return conserved && wrote && !r->run_rc ? 0 : -1;
+    if (!(conserved && wrote && !r->run_rc))
+        return 1;
+    return ri.expect_failed ? 3 : 0;
 }
 
 static void run_free(struct run *r)
@@ -483,7 +489,7 @@ int cmd_run(int argc, char **argv)
             fprintf(stderr, "flood: run: %s\n", err.msg);
             exit_code = 1;
         } else
-            exit_code = run_results(&r) ? 1 : 0;
+            exit_code = run_results(&r);
     }
     run_free(&r);
     return exit_code;

@@ -47,6 +47,7 @@ enum {
     RUN_OPT_QUIET,
     RUN_OPT_METRICS,
     RUN_OPT_METRICS_HOLD,
+    RUN_OPT_EXPECT,
 };
 
 static const struct option run_own_options[] = {
@@ -72,6 +73,7 @@ static const struct option run_own_options[] = {
     {"out", required_argument, NULL, RUN_OPT_OUT},
     {"metrics", required_argument, NULL, RUN_OPT_METRICS},
     {"metrics-hold", required_argument, NULL, RUN_OPT_METRICS_HOLD},
+    {"expect", required_argument, NULL, RUN_OPT_EXPECT},
     {"inbox", required_argument, NULL, RUN_OPT_INBOX},
     {"persona", required_argument, NULL, RUN_OPT_PERSONA},
     {"personas", required_argument, NULL, RUN_OPT_PERSONAS},
@@ -140,6 +142,15 @@ static const char run_help[] =
     "                       run (port 0 picks one, printed on stderr)\n"
     "  --metrics-hold D     keep serving them for D after the results are written, so a\n"
     "                       scraper reads the final figures (default 0)\n"
+    "  --expect EXPR        a threshold judged on run.json at the end (repeatable):\n"
+    "                       METRIC OP VALUE, e.g. 'p99<300ms', '2xx>=99%', 'f2a.p95<2s',\n"
+    "                       'shed==0', 'fetch.actor.repeat==0', 'create.p99<=1s',\n"
+    "                       'json:totals.retry_after.429==0'. Metrics: p50 p90 p95 p99\n"
+    "                       p99.9 max mean, OP.pNN, service.pNN, lag.pNN, f2a.pNN; counts\n"
+    "                       scheduled sent shed completed unfinished 2xx 4xx 5xx errors\n"
+    "                       401 403 408 429 503 timeout transport accepts, fetch.KIND\n"
+    "                       [.repeat]; a count as a share with %; times in us ms s m.\n"
+    "                       A failed one makes the exit code 3\n"
     "  -h, --help           this help\n"
     "\n"
     "A live line each second on stderr when it is a terminal; the final table and the\n"
@@ -147,7 +158,7 @@ static const char run_help[] =
     "SIGINT/SIGTERM stop sending, wait --grace for answers and still write every result (a\n"
     "second signal stops waiting). Exit codes: 0 the run ran (interrupted or not), 1 it could\n"
     "not run (crowd, persona not resolvable, target unreachable before the start, results not\n"
-    "written, conservation violated), 2 usage.\n";
+    "written, conservation violated), 2 usage, 3 the run ran but an --expect failed.\n";
 
 void run_opts_add_str(char ***v, size_t *n, const char *s)
 {
@@ -400,6 +411,12 @@ static int run_opt_results(struct run_opts *ro, int id, const char *arg, struct 
             return -1;
         ro->metrics = arg;
         return 0;
+    case RUN_OPT_EXPECT:
+        ro->expect = flood_xrealloc(ro->expect, (ro->n_expect + 1) * sizeof(*ro->expect));
+        if (expect_parse(arg, 0, &ro->expect[ro->n_expect], e))
+            return -1;
+        ro->n_expect++;
+        return 0;
     case RUN_OPT_METRICS_HOLD:
         if (sched_parse_duration(arg, &d, e))
             return -1;
@@ -510,6 +527,7 @@ void run_opts_free(struct run_opts *ro)
     run_opts_free_strs(ro->personas, ro->n_personas);
     run_opts_free_strs(ro->like_objects, ro->n_like);
     run_opts_free_strs(ro->resolve_v, ro->n_resolve_v);
+    free(ro->expect);
 }
 
 int run_opts_settle(struct run_opts *ro, struct crowd_opts *co, struct sched *sc, char *outdir,
@@ -624,5 +642,9 @@ json_t *run_opts_config_json(const struct run_opts *ro, const struct crowd_opts 
     json_object_set_new(cj, "server_threads", json_integer(co->threads));
     json_object_set_new(c, "crowd", cj);
     json_object_set_new(c, "inbound_args", json_incref(ro->inbound_args));
+    json_t *ex = json_array();
+    for (size_t i = 0; i < ro->n_expect; i++)
+        json_array_append_new(ex, json_string(ro->expect[i].text));
+    json_object_set_new(c, "expect", ex);
     return c;
 }

@@ -10,6 +10,7 @@
 
 #include "flood/crowd/crowd.h"
 #include "flood/inbound/inbound.h"
+#include "flood/report/expect.h"
 #include "flood/send/sched.h"
 #include "flood/send/sender.h"
 #include "flood/send/signer.h"
@@ -46,6 +47,8 @@ struct run_opts {
     size_t n_resolve_v;
     json_t *resolve_j;
     json_t *inbound_args;
+    struct expect *expect; /* --expect, in order (owned) */
+    size_t n_expect;
 };
 
 /* ro with every default in force (a new, empty persona list; free with run_opts_free). */

@@ -515,6 +515,41 @@ static void target_list(FILE *f, const json_t *personas)
     fputs(n > REPORT_TARGETS_SHOWN ? "</ul></details>\n" : "</ul>\n", f);
 }
 
+/* The --expect thresholds and their verdicts, when the run had any. */
+static void expectations(FILE *f, const json_t *ex)
+{
+    if (!json_array_size(ex))
+        return;
+    fputs("<h2 id=\"expectations\">Expectations</h2>\n<table><tr><th class=\"k\">expect</th>"
+          "<th>got</th><th class=\"k\">verdict</th></tr>\n",
+          f);
+    size_t i;
+    json_t *e;
+    json_array_foreach(ex, i, e)
+    {
+        int pass = json_is_true(json_object_get(e, "pass"));
+        const json_t *got = json_object_get(e, "got");
+        fputs("<tr><td class=\"k\"><code>", f);
+        esc(f, report_jstr(e, "expr") ? report_jstr(e, "expr") : "?");
+        fputs("</code></td><td>", f);
+        if (json_is_number(got)) {
+            double v = json_number_value(got);
+            if (json_is_true(json_object_get(e, "share")))
+                fprintf(f, "%.2f%%", v * 100);
+            else
+                fprintf(f, "%.15g", v);
+        } else
+            fputs("-", f);
+        fprintf(f, "</td><td class=\"k %s\">%s", pass ? "ok" : "bad", pass ? "pass" : "FAIL");
+        if (report_jstr(e, "why")) {
+            fputs(": ", f);
+            esc(f, report_jstr(e, "why"));
+        }
+        fputs("</td></tr>\n", f);
+    }
+    fputs("</table>\n", f);
+}
+
 static void header(FILE *f, const struct report_run *r)
 {
     const json_t *root = r->root, *cfg = json_object_get(root, "config");
@@ -583,6 +618,7 @@ static void header(FILE *f, const struct report_run *r)
         }
         fputs("</p>\n", f);
     }
+    expectations(f, json_object_get(root, "expectations"));
 }
 
 static int write_page(const char *path, void (*body)(FILE *, const void *), const void *arg,

@@ -56,6 +56,7 @@ static json_t *hist_json(const struct hist *h)
     json_t *o = json_object();
     put(o, "p50", jms(hist_value_at_percentile(h, 50) / 1000.0));
     put(o, "p90", jms(hist_value_at_percentile(h, 90) / 1000.0));
+    put(o, "p95", jms(hist_value_at_percentile(h, 95) / 1000.0));
     put(o, "p99", jms(hist_value_at_percentile(h, 99) / 1000.0));
     put(o, "p99.9", jms(hist_value_at_percentile(h, 99.9) / 1000.0));
     put(o, "max", jms(hist_max(h) / 1000.0));
@@ -403,12 +404,16 @@ static int write_summary(const char *dir, const struct stats *st, const struct r
     return 0;
 }
 
-int results_write(const char *dir, const struct stats *st, const struct results_info *ri,
+int results_write(const char *dir, const struct stats *st, struct results_info *ri,
                   struct flood_err *err)
 {
     if (mkdir_p(dir, err))
         return -1;
     json_t *j = results_json(st, ri);
+    if (ri->n_expect) /* judged on the document written, nothing else */
+        json_object_set_new(
+            j, "expectations",
+            expect_judge_all(ri->expect, ri->n_expect, j, ri->expect_out, &ri->expect_failed));
     char path[1200];
     snprintf(path, sizeof(path), "%s/run.json", dir);
     int rc = json_dump_file(j, path, JSON_INDENT(1) | JSON_REAL_PRECISION(10));

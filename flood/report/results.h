@@ -11,6 +11,7 @@
 #include <jansson.h>
 #include <stdio.h>
 
+#include "flood/report/expect.h"
 #include "sign/err.h"
 #include "flood/measure/probes.h"
 #include "flood/send/sender.h"
@@ -24,6 +25,10 @@ struct results_info {
     struct probes *probes;           /* borrowed, may be NULL */
     const char *rate_text;           /* "5000/s" or the stages spec, for summary.md */
     double duration_s;               /* scheduled duration */
+    const struct expect *expect;     /* borrowed: --expect thresholds, judged on run.json */
+    size_t n_expect;
+    FILE *expect_out;  /* where results_write prints their table (may be NULL) */
+    int expect_failed; /* set by results_write: how many failed */
 };
 
 /* A default output folder name, "out/run-YYYYMMDDTHHMMSSZ" for time t, into buf. */
@@ -35,8 +40,10 @@ void results_iso8601(time_t t, char *buf, size_t size);
 json_t *results_json(const struct stats *st, const struct results_info *ri);
 /* Write run.json, the .hgrm files (latency-OP.hgrm, service-OP.hgrm, lag-OP.hgrm, the
  * same with "all", follow-to-accept.hgrm) and summary.md into dir (made, with parents,
- * when missing). 0, or -1 and err. */
-int results_write(const char *dir, const struct stats *st, const struct results_info *ri,
+ * when missing). With ri->n_expect, the thresholds are judged on run.json as written (its
+ * "expectations"), their table printed on ri->expect_out and the failures counted in
+ * ri->expect_failed. 0, or -1 and err. */
+int results_write(const char *dir, const struct stats *st, struct results_info *ri,
                   struct flood_err *err) FLOOD_WUR;
 /* The final table (per operation and totals, percentiles, warnings) on f. */
 void results_print_table(FILE *f, const struct stats *st, const struct results_info *ri);
