@@ -927,7 +927,7 @@ int cmd_run(int argc, char **argv)
         if (!ro.quiet)
             fprintf(stderr, "flood: run: metrics on http://%s/metrics\n", metrics_address(mtr));
     }
-    config = config_json(&ro, &co, &sc);
+    config = config_json(&ro, &crowd->opts, &sc); /* the key layout in force */
     st = stats_new();
     stats_set_inbound(st, inbound_deliveries_count, in); /* the target's deliveries a second */
     signer = signer_new(crowd, w, &sc, &ro.so, &err);
