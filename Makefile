@@ -3,6 +3,7 @@
 #   make check      install what is missing, then every test (plain and sanitized)
 #   make demo       install what is missing, then a short load run end to end
 #   make bench      benchmarks, printed as ratios against references run alongside
+#   make stress     every suite many times in a random order on loaded cores: any flake?
 #   make fuzz       every fuzz harness for FUZZ_SECONDS (default 60) each
 #   make format     reformat with clang-format; make format-check only checks
 #   make SANITIZE=address,undefined   a sanitized build in build-san/
@@ -95,6 +96,11 @@ demo: deps all
 bench: deps all
 	@scripts/bench.sh
 
+# Unit binaries 20 times, integration suites 3 times, shuffled, beside busy loops
+# (STRESS_SEED=N replays an order; scripts/stress.sh --san for the sanitized build).
+stress: deps all
+	@scripts/stress.sh
+
 FUZZ_SECONDS ?= 60
 fuzz: deps
 	@scripts/fuzz.sh $(FUZZ_SECONDS)
@@ -114,7 +120,7 @@ install: $(BUILD)/flood
 clean:
 	rm -rf build build-san build-fuzz
 
-.PHONY: all deps check test demo bench fuzz format format-check install clean
+.PHONY: all deps check test demo bench stress fuzz format format-check install clean
 .SECONDARY:
 
 -include $(LIB_OBJ:.o=.d) $(BUILD)/obj/flood/main.d $(TEST_SRC:tests/unit/%.c=$(BUILD)/obj/tests/unit/%.d) \
