@@ -3,6 +3,7 @@
 #   make check      install what is missing, then every test (plain and sanitized)
 #   make demo       install what is missing, then a short load run end to end
 #   make bench      benchmarks, printed as ratios against references run alongside
+#   make stress     every suite many times in a random order on loaded cores: any flake?
 #   make fuzz       every fuzz harness for FUZZ_SECONDS (default 60) each
 #   make format     reformat with clang-format; make format-check only checks
 #   make deps-check the architecture's order: includes (sign/ <- webfinger/ <- flood/ rooms)
@@ -103,6 +104,11 @@ bench: deps all
 deps-check: all
 	@scripts/deps_check.sh && python3 scripts/calls_check.py $(BUILD)
 
+# Unit binaries 20 times, integration suites 3 times, shuffled, beside busy loops
+# (STRESS_SEED=N replays an order; scripts/stress.sh --san for the sanitized build).
+stress: deps all
+	@scripts/stress.sh
+
 FUZZ_SECONDS ?= 60
 fuzz: deps
 	@scripts/fuzz.sh $(FUZZ_SECONDS)
@@ -122,7 +128,7 @@ install: $(BUILD)/flood
 clean:
 	rm -rf build build-san build-fuzz
 
-.PHONY: all deps check test demo bench fuzz format format-check deps-check install clean
+.PHONY: all deps check test demo bench stress fuzz format format-check deps-check install clean
 .SECONDARY:
 
 -include $(LIB_OBJ:.o=.d) $(BUILD)/obj/flood/main.d $(TEST_SRC:tests/unit/%.c=$(BUILD)/obj/tests/unit/%.d) \

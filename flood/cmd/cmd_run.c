@@ -329,7 +329,7 @@ static int run_prepare(struct run *r, struct flood_err *err)
         if (!ro->quiet)
             fprintf(stderr, "flood: run: metrics on http://%s/metrics\n", metrics_address(r->mtr));
     }
-    r->config = run_opts_config_json(ro, &r->co, &r->sc);
+    r->config = run_opts_config_json(ro, &r->crowd->opts, &r->sc); /* the key layout in force */
     r->st = stats_new();
     stats_set_inbound(r->st, inbound_deliveries_count, r->in); /* deliveries a second */
     r->signer = signer_new(r->crowd, r->w, &r->sc, &ro->so, err);

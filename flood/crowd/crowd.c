@@ -1,8 +1,8 @@
 /* flood/crowd/crowd.c: the crowd's options, keys and pre-rendered documents. */
 #include "flood/crowd/crowd.h"
 
+#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -12,7 +12,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <openssl/crypto.h>
+
 #include "flood/core/addr.h"
+#include "flood/core/fsutil.h"
 #include "flood/crowd/tls.h"
 
 /* Crowds up to this many actors get every actor document rendered at start; bigger ones
@@ -47,7 +50,10 @@ const char crowd_options_help[] =
     "  --state DIR          keys and certificates kept across runs (default\n"
     "                       $FLOOD_STATE, else $XDG_STATE_HOME/flood, else ~/.local/state/flood)\n"
     "  --key-bits B         RSA key size (default 2048)\n"
-    "  --key-pool K         K keys shared by the whole crowd (default: a key per actor)\n"
+    "  --key-pool K         K keys shared by the whole crowd, 0 for a key per actor (default:\n"
+    "                       what the state folder was made with; a new one gets 4 RSA keys\n"
+    "                       per core, 8 to 64, or a key per actor with Ed25519; each actor\n"
+    "                       keeps its own keyId and actor document either way)\n"
     "  --key-type rsa|ed25519  actor keys (ed25519 for RFC 9421 runs; default rsa)\n"
     "  --tls                serve HTTPS with a CA and a leaf naming every instance, made in\n"
     "                       the state folder (the CA's path is printed)\n"
@@ -62,6 +68,7 @@ void crowd_opts_defaults(struct crowd_opts *o)
     o->listen = "127.0.0.1:8080";
     o->scheme = NULL;
     o->key_bits = 2048;
+    o->key_pool = CROWD_KEY_POOL_FOLDER;
     o->key_type = SIGN_KEY_RSA;
     o->threads = 4;
 }
@@ -110,7 +117,7 @@ int crowd_opts_set(struct crowd_opts *o, int id, const char *arg, struct flood_e
     case CROWD_OPT_KEY_BITS:
         return parse_int("key-bits", arg, 2048, 8192, &o->key_bits, err);
     case CROWD_OPT_KEY_POOL:
-        return parse_int("key-pool", arg, 1, 10000000, &o->key_pool, err);
+        return parse_int("key-pool", arg, 0, 10000000, &o->key_pool, err);
     case CROWD_OPT_KEY_TYPE:
         if (!strcmp(arg, "rsa"))
             o->key_type = SIGN_KEY_RSA;
@@ -168,29 +175,6 @@ struct option *crowd_merge_options(const struct option *a, const struct option *
 
 /* ---- the state folder ----------------------------------------------------------------- */
 
-static int mkdir_p(const char *path, struct flood_err *err)
-{
-    char buf[PATH_MAX];
-    if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf)) {
-        flood_err_set(err, FLOOD_EINVAL, "crowd: state path too long '%s'", path);
-        return -1;
-    }
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(buf, 0700) && errno != EEXIST)
-            goto fail;
-        *p = '/';
-    }
-    if (mkdir(buf, 0700) && errno != EEXIST)
-        goto fail;
-    return 0;
-fail:
-    flood_err_set(err, FLOOD_EIO, "crowd: cannot make state folder '%s': %s", buf, strerror(errno));
-    return -1;
-}
-
 static char *default_state_dir(void)
 {
     const char *e = getenv("FLOOD_STATE");
@@ -205,51 +189,87 @@ static char *default_state_dir(void)
     return flood_xstrdup(".flood-state");
 }
 
-static char *read_file(const char *path, size_t max)
+int crowd_default_pool(enum sign_key_type t)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    char *buf = flood_xmalloc(max + 1);
-    size_t n = fread(buf, 1, max, f);
-    fclose(f);
-    buf[n] = '\0';
-    return buf;
+    if (t == SIGN_KEY_ED25519)
+        return 0;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    long k = 4 * (cores > 1 ? cores : 1);
+    return k < 8 ? 8 : k > 64 ? 64 : (int)k;
 }
 
-/* Write data to path with mode 0600, through a temporary file and a rename, so a crash
- * never leaves half a key behind. */
-static int write_private(const char *path, const char *data, struct flood_err *err)
+/* 1 when dir holds a key file (NNNNNN.pem). */
+static int has_keys(const char *dir)
 {
-    char tmp[PATH_MAX + 32];
-    snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (fd < 0) {
-        flood_err_set(err, FLOOD_EIO, "crowd: cannot write '%s': %s", tmp, strerror(errno));
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    int found = 0;
+    struct dirent *e;
+    while (!found && (e = readdir(d)) != NULL) {
+        size_t n = strlen(e->d_name);
+        found = n > 4 && strcmp(e->d_name + n - 4, ".pem") == 0;
+    }
+    closedir(d);
+    return found;
+}
+
+/* The layout recorded in DIR/pool into *pool; 1 when there is no record, -1 and err when
+ * it is not a number. */
+static int read_layout(const char *path, int *pool, struct flood_err *err)
+{
+    char *text = fs_read_file(path, 64, NULL);
+    if (!text) {
+        if (errno == ENOENT)
+            return 1;
+        flood_err_set(err, FLOOD_EIO, "crowd: cannot read '%s': %s", path, strerror(errno));
         return -1;
     }
-    size_t len = strlen(data), off = 0;
-    while (off < len) {
-        ssize_t w = write(fd, data + off, len - off);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            flood_err_set(err, FLOOD_EIO, "crowd: cannot write '%s': %s", tmp, strerror(errno));
-            close(fd);
-            unlink(tmp);
-            return -1;
-        }
-        off += (size_t)w;
-    }
-    if (close(fd) || rename(tmp, path)) {
-        flood_err_set(err, FLOOD_EIO, "crowd: cannot write '%s': %s", path, strerror(errno));
-        unlink(tmp);
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    int bad = errno || end == text || (*end && *end != '\n') || v < 0 || v > 10000000;
+    free(text);
+    if (bad) {
+        flood_err_set(err, FLOOD_EINVAL,
+                      "crowd: '%s' should hold the number of keys in the pool (0 for a key per "
+                      "actor)",
+                      path);
         return -1;
     }
+    *pool = (int)v;
     return 0;
 }
 
+/* The key layout of the key folder dir (its lock held): the recorded one, or the one
+ * recorded now on first use (a key per actor when keys are there without a record). */
+static int folder_layout(const char *dir, enum sign_key_type t, int *pool, struct flood_err *err)
+{
+    char *path = flood_xasprintf("%s/pool", dir);
+    int rc = read_layout(path, pool, err);
+    if (rc == 1) {
+        int k = has_keys(dir) ? 0 : crowd_default_pool(t);
+        char text[32];
+        int len = snprintf(text, sizeof(text), "%d\n", k);
+        /* FS_FIRST: should a flood without the lock have recorded one meanwhile, its wins */
+        rc = fs_write_file(path, text, (size_t)len, 0600, FS_FIRST, 1, "crowd", err);
+        if (rc == 0)
+            *pool = k;
+        else if (rc == 1)
+            rc = read_layout(path, pool, err) == 0 ? 0 : -1;
+    }
+    free(path);
+    return rc;
+}
+
 /* ---- keys ---------------------------------------------------------------------------- */
+
+struct keygen_shared {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    size_t made;    /* keys made so far, all threads */
+    size_t running; /* threads still working */
+};
 
 struct keygen {
     struct crowd *c;
@@ -258,44 +278,12 @@ struct keygen {
     int failed;
     struct flood_err err;
     size_t generated;
+    struct keygen_shared *sh;
 };
 
-/* Load key i from the state folder, or generate and store it. */
-static int load_or_make_key(struct crowd *c, const char *dir, size_t i, size_t *generated,
-                            struct flood_err *err)
+/* Take k as key i of the crowd. */
+static int use_key(struct crowd *c, size_t i, struct sign_key *k, struct flood_err *err)
 {
-    char path[PATH_MAX];
-    snprintf(path, sizeof(path), "%s/%06zu.pem", dir, i);
-    char *pem = read_file(path, 64 * 1024);
-    struct sign_key *k = NULL;
-    if (pem) {
-        k = sign_key_from_pem(pem, 0, err);
-        free(pem);
-        if (!k) {
-            char msg[sizeof(err->msg)];
-            snprintf(msg, sizeof(msg), "%s", err->msg);
-            flood_err_set(err, FLOOD_EINVAL, "crowd: bad key file '%s': %s", path, msg);
-            return -1;
-        }
-        if (sign_key_type(k) != c->opts.key_type || !sign_key_is_private(k)) {
-            flood_err_set(err, FLOOD_EINVAL, "crowd: key file '%s' is not a private %s key", path,
-                          c->opts.key_type == SIGN_KEY_RSA ? "RSA" : "Ed25519");
-            sign_key_free(k);
-            return -1;
-        }
-    } else {
-        k = sign_key_generate(c->opts.key_type, c->opts.key_bits, err);
-        if (!k)
-            return -1;
-        char *priv = sign_key_private_pem(k, err);
-        if (!priv || write_private(path, priv, err)) {
-            free(priv);
-            sign_key_free(k);
-            return -1;
-        }
-        free(priv);
-        (*generated)++;
-    }
     char *pub = sign_key_public_pem(k, err);
     if (!pub) {
         sign_key_free(k);
@@ -311,60 +299,155 @@ static int load_or_make_key(struct crowd *c, const char *dir, size_t i, size_t *
     return 0;
 }
 
+/* Key i from its file: 0, 1 when there is no file, -1 and err when it is not a key. */
+static int load_key(struct crowd *c, const char *path, size_t i, struct flood_err *err)
+{
+    char *pem = fs_read_file(path, 64 * 1024, NULL);
+    if (!pem) {
+        if (errno == ENOENT)
+            return 1;
+        flood_err_set(err, FLOOD_EIO, "crowd: cannot read key file '%s': %s", path,
+                      strerror(errno));
+        return -1;
+    }
+    struct sign_key *k = sign_key_from_pem(pem, 0, err);
+    free(pem);
+    if (!k) {
+        char msg[sizeof(err->msg)];
+        snprintf(msg, sizeof(msg), "%s", err->msg);
+        flood_err_set(err, FLOOD_EINVAL, "crowd: bad key file '%s': %s", path, msg);
+        return -1;
+    }
+    if (sign_key_type(k) != c->opts.key_type || !sign_key_is_private(k)) {
+        flood_err_set(err, FLOOD_EINVAL, "crowd: key file '%s' is not a private %s key", path,
+                      c->opts.key_type == SIGN_KEY_RSA ? "RSA" : "Ed25519");
+        sign_key_free(k);
+        return -1;
+    }
+    return use_key(c, i, k, err);
+}
+
+/* Load key i from the state folder, or generate and store it. The file is written whole
+ * under a temporary name and linked into place: a reader never sees half a key, and should
+ * another process have made the same key meanwhile, both use the one linked first. */
+static int load_or_make_key(struct crowd *c, const char *dir, size_t i, size_t *generated,
+                            struct flood_err *err)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof(path), "%s/%06zu.pem", dir, i);
+    int rc = load_key(c, path, i, err);
+    if (rc <= 0)
+        return rc;
+    struct sign_key *k = sign_key_generate(c->opts.key_type, c->opts.key_bits, err);
+    if (!k)
+        return -1;
+    char *priv = sign_key_private_pem(k, err);
+    rc = priv ? fs_write_file(path, priv, strlen(priv), 0600, FS_FIRST, 1, "crowd", err) : -1;
+    if (priv)
+        OPENSSL_cleanse(priv, strlen(priv));
+    free(priv);
+    if (rc == 0) {
+        (*generated)++;
+        return use_key(c, i, k, err);
+    }
+    sign_key_free(k);
+    return rc == 1 ? load_key(c, path, i, err) : -1;
+}
+
 static void *keygen_thread(void *arg)
 {
     struct keygen *g = arg;
-    for (size_t i = g->from; i < g->c->n_keys && !g->failed; i += g->step)
+    for (size_t i = g->from; i < g->c->n_keys && !g->failed; i += g->step) {
+        size_t before = g->generated;
         if (load_or_make_key(g->c, g->dir, i, &g->generated, &g->err))
             g->failed = 1;
+        if (g->generated != before) {
+            pthread_mutex_lock(&g->sh->mu);
+            g->sh->made++;
+            pthread_cond_signal(&g->sh->cv);
+            pthread_mutex_unlock(&g->sh->mu);
+        }
+    }
+    pthread_mutex_lock(&g->sh->mu);
+    g->sh->running--;
+    pthread_cond_signal(&g->sh->cv);
+    pthread_mutex_unlock(&g->sh->mu);
     return NULL;
 }
 
-static int crowd_keys(struct crowd *c, struct flood_err *err)
+/* How many of the n keys in dir are still to be made. */
+static size_t keys_missing(const char *dir, size_t n)
 {
-    uint64_t total = (uint64_t)c->opts.instances * (uint64_t)(c->opts.actors + 1);
-    c->n_keys = c->opts.key_pool ? (size_t)c->opts.key_pool : (size_t)total;
-    if (c->n_keys > total)
-        c->n_keys = (size_t)total;
-    if (c->n_keys > 1000000) {
-        flood_err_set(err, FLOOD_ELIMIT,
-                      "crowd: %zu keys is too many; use --key-pool K (a big crowd shares K keys)",
-                      c->n_keys);
-        return -1;
+    size_t missing = 0;
+    char path[PATH_MAX];
+    for (size_t i = 0; i < n; i++) {
+        snprintf(path, sizeof(path), "%s/%06zu.pem", dir, i);
+        missing += access(path, F_OK) != 0;
     }
-    c->keys = flood_xcalloc(c->n_keys, sizeof(*c->keys));
-    c->key_pems = flood_xcalloc(c->n_keys, sizeof(*c->key_pems));
-    c->key_multibase = flood_xcalloc(c->n_keys, sizeof(*c->key_multibase));
+    return missing;
+}
 
-    char *dir = c->opts.key_type == SIGN_KEY_RSA
-                    ? flood_xasprintf("%s/keys/rsa-%d", c->state_dir, c->opts.key_bits)
-                    : flood_xasprintf("%s/keys/ed25519", c->state_dir);
-    if (mkdir_p(dir, err)) {
-        free(dir);
-        return -1;
+/* Wait for the key threads; with keys to make, say how many are made each second. */
+static void keygen_wait(struct keygen_shared *sh, size_t to_make, int quiet)
+{
+    struct timespec next;
+    clock_gettime(CLOCK_MONOTONIC, &next);
+    pthread_mutex_lock(&sh->mu);
+    while (sh->running > 0) {
+        next.tv_sec += 1;
+        while (sh->running > 0 && pthread_cond_timedwait(&sh->cv, &sh->mu, &next) != ETIMEDOUT)
+            ;
+        if (sh->running > 0 && !quiet && to_make)
+            fprintf(stderr, "flood: %zu of %zu keys made\n", sh->made, to_make);
     }
+    pthread_mutex_unlock(&sh->mu);
+}
+
+/* Run threads over the crowd's keys in dir (its lock held): load each, or make it. */
+static int run_keygen(struct crowd *c, const char *dir, struct flood_err *err)
+{
+    size_t to_make = keys_missing(dir, c->n_keys);
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     size_t nthreads = cores > 1 ? (size_t)cores : 1;
     if (nthreads > 16)
         nthreads = 16;
     if (nthreads > c->n_keys)
         nthreads = c->n_keys;
+    if (to_make && !c->opts.quiet)
+        fprintf(stderr, "flood: making %zu %s keys in %s (%zu threads)...\n", to_make,
+                c->opts.key_type == SIGN_KEY_RSA ? "RSA" : "Ed25519", dir, nthreads);
+    struct keygen_shared sh = {.running = 0};
+    pthread_mutex_init(&sh.mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&sh.cv, &ca);
+    pthread_condattr_destroy(&ca);
     struct keygen *g = flood_xcalloc(nthreads, sizeof(*g));
     pthread_t *tids = flood_xcalloc(nthreads, sizeof(*tids));
+    int *started = flood_xcalloc(nthreads, sizeof(*started));
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (size_t t = 0; t < nthreads; t++) {
-        g[t] = (struct keygen){.c = c, .dir = dir, .from = t, .step = nthreads};
-        if (pthread_create(&tids[t], NULL, keygen_thread, &g[t])) {
+        g[t] = (struct keygen){.c = c, .dir = dir, .from = t, .step = nthreads, .sh = &sh};
+        pthread_mutex_lock(&sh.mu);
+        sh.running++;
+        pthread_mutex_unlock(&sh.mu);
+        if (pthread_create(&tids[t], NULL, keygen_thread, &g[t]) == 0) {
+            started[t] = 1;
+        } else {
+            pthread_mutex_lock(&sh.mu);
+            sh.running--;
+            pthread_mutex_unlock(&sh.mu);
             g[t].failed = 1;
             flood_err_set(&g[t].err, FLOOD_EIO, "crowd: cannot start a key thread");
-            tids[t] = 0;
         }
     }
+    keygen_wait(&sh, to_make, c->opts.quiet);
     int rc = 0;
     size_t generated = 0;
     for (size_t t = 0; t < nthreads; t++) {
-        if (tids[t])
+        if (started[t])
             pthread_join(tids[t], NULL);
         generated += g[t].generated;
         if (g[t].failed && !rc) {
@@ -376,8 +459,51 @@ static int crowd_keys(struct crowd *c, struct flood_err *err)
     if (!rc && !c->opts.quiet)
         fprintf(stderr, "crowd: %zu keys (%zu generated) in %s, %.2f s\n", c->n_keys, generated,
                 dir, (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+    pthread_cond_destroy(&sh.cv);
+    pthread_mutex_destroy(&sh.mu);
+    free(started);
     free(g);
     free(tids);
+    return rc;
+}
+
+static int crowd_keys(struct crowd *c, struct flood_err *err)
+{
+    uint64_t total = (uint64_t)c->opts.instances * (uint64_t)(c->opts.actors + 1);
+    char *dir = c->opts.key_type == SIGN_KEY_RSA
+                    ? flood_xasprintf("%s/keys/rsa-%d", c->state_dir, c->opts.key_bits)
+                    : flood_xasprintf("%s/keys/ed25519", c->state_dir);
+    /* Processes sharing the state folder start together (shards, serve + run): the key
+     * folder's lock lets one of them record the layout and make the keys while the others
+     * wait, then load them. */
+    char *note = c->opts.quiet ? NULL
+                               : flood_xasprintf("flood: waiting for another flood process "
+                                                 "making keys in %s",
+                                                 dir);
+    int lock = -1, pool = 0, rc = -1;
+    if (fs_mkdir_p(dir, 0700, "crowd: state folder", err) ||
+        fs_lock(dir, note, &lock, "crowd", err) || folder_layout(dir, c->opts.key_type, &pool, err))
+        goto done;
+    if (c->opts.key_pool != CROWD_KEY_POOL_FOLDER)
+        pool = c->opts.key_pool;
+    c->opts.key_pool = pool;
+    c->n_keys = pool ? (size_t)pool : (size_t)total;
+    if (c->n_keys > total)
+        c->n_keys = (size_t)total;
+    if (c->n_keys > 1000000) {
+        flood_err_set(err, FLOOD_ELIMIT,
+                      "crowd: %zu keys is too many; use --key-pool K (a big crowd shares K keys)",
+                      c->n_keys);
+        goto done;
+    }
+    c->keys = flood_xcalloc(c->n_keys, sizeof(*c->keys));
+    c->key_pems = flood_xcalloc(c->n_keys, sizeof(*c->key_pems));
+    c->key_multibase = flood_xcalloc(c->n_keys, sizeof(*c->key_multibase));
+    rc = run_keygen(c, dir, err);
+done:
+    if (lock >= 0)
+        close(lock);
+    free(note);
     free(dir);
     return rc;
 }
@@ -463,7 +589,7 @@ struct crowd *crowd_new(const struct crowd_opts *o, struct flood_err *err)
     if (c->opts.key_type == SIGN_KEY_ED25519 && o->key_bits != 2048 && !o->quiet)
         fprintf(stderr, "crowd: --key-bits is ignored for Ed25519 keys\n");
     c->state_dir = o->state ? flood_xstrdup(o->state) : default_state_dir();
-    if (mkdir_p(c->state_dir, err) || crowd_keys(c, err))
+    if (fs_mkdir_p(c->state_dir, 0700, "crowd: state folder", err) || crowd_keys(c, err))
         goto fail;
     if (c->opts.tls && crowd_tls(c, err))
         goto fail;

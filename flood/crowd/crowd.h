@@ -30,12 +30,27 @@ struct crowd_opts {
     const char *scheme;          /* --scheme http|https (default http, https with --tls) */
     const char *state;           /* --state DIR */
     int key_bits;                /* --key-bits, default 2048 */
-    int key_pool;                /* --key-pool K, 0 = a key per actor */
+    int key_pool;                /* --key-pool K; 0 = a key per actor; CROWD_KEY_POOL_FOLDER */
     enum sign_key_type key_type; /* --key-type rsa|ed25519 */
     int tls;                     /* --tls */
     int threads;                 /* --server-threads, default 1 */
     int quiet;                   /* no progress lines on stderr */
 };
+
+/* key_pool when --key-pool is not given: the layout the state folder was made with, kept in
+ * STATE/keys/TYPE/pool (one number: K keys shared, 0 for a key per actor). A new folder gets
+ * crowd_default_pool(); a folder that holds keys without that record was made by a flood
+ * that gave each actor its own key, and keeps doing so. After crowd_new, crowd->opts.key_pool
+ * is the layout in force (0 or K). Either way every actor keeps its own keyId
+ * (ACTOR#main-key) and its own actor document: whether two actors share key material is
+ * invisible to a target. */
+#define CROWD_KEY_POOL_FOLDER (-1)
+
+/* The pool a new state folder gets for key type t: for RSA four keys per core (8 to 64),
+ * made in about a second by one thread per core, where a key per actor would take 220
+ * RSA keys and half a minute on two cores; 0 (a key per actor) for Ed25519, whose keys
+ * are made in microseconds. */
+int crowd_default_pool(enum sign_key_type t);
 
 /* Option ids of the crowd's options, above any command's own (which stay below 1000). */
 enum {

@@ -5,11 +5,9 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -21,6 +19,8 @@
 #include <openssl/rand.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
+
+#include "flood/core/fsutil.h"
 
 #define CA_DAYS           3650
 #define LEAF_DAYS         397        /* what browsers accept for any leaf; long enough for a lab */
@@ -167,87 +167,16 @@ static int cert_sans(X509 *cert, struct san **out, size_t *n_out)
     return 0;
 }
 
-/* Read a whole file (at most PEM_FILE_MAX bytes) as a NUL-terminated string; NULL with
- * errno set (ENOENT for a missing file, EFBIG for a huge one). */
 static char *read_file(const char *path, size_t *len)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return NULL;
-    size_t cap = 8192, n = 0;
-    char *buf = flood_xmalloc(cap);
-    for (;;) {
-        if (n + 1 >= cap) {
-            if (cap >= PEM_FILE_MAX) {
-                free(buf);
-                close(fd);
-                errno = EFBIG;
-                return NULL;
-            }
-            cap *= 2;
-            buf = flood_xrealloc(buf, cap);
-        }
-        ssize_t r = read(fd, buf + n, cap - n - 1);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0) {
-            int e = errno;
-            free(buf);
-            close(fd);
-            errno = e;
-            return NULL;
-        }
-        if (r == 0)
-            break;
-        n += (size_t)r;
-    }
-    close(fd);
-    buf[n] = '\0';
-    if (len)
-        *len = n;
-    return buf;
+    return fs_read_file(path, PEM_FILE_MAX, len);
 }
 
-/* Write data to path atomically with mode 0600: PATH.tmp created O_EXCL, synced, renamed. */
+/* Write data to path with mode 0600, synced, through a temporary file renamed into place
+ * (tls.lock is held: only this process writes here now). */
 static int write_file(const char *path, const char *data, size_t len, struct flood_err *err)
 {
-    char tmp[TLS_PATH_MAX + 8];
-    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-    if (unlink(tmp) != 0 && errno != ENOENT) {
-        flood_err_set(err, FLOOD_EIO, "tls: cannot remove '%s': %s", tmp, strerror(errno));
-        return -1;
-    }
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-    if (fd < 0) {
-        flood_err_set(err, FLOOD_EIO, "tls: cannot create '%s': %s", tmp, strerror(errno));
-        return -1;
-    }
-    size_t off = 0;
-    while (off < len) {
-        ssize_t w = write(fd, data + off, len - off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            goto fail;
-        off += (size_t)w;
-    }
-    if (fsync(fd) != 0)
-        goto fail;
-    if (close(fd) != 0) {
-        fd = -1;
-        goto fail;
-    }
-    fd = -1;
-    if (rename(tmp, path) != 0)
-        goto fail;
-    return 0;
-fail:
-    flood_err_set(err, FLOOD_EIO, "tls: cannot write '%s': %s", path,
-                  strerror(errno ? errno : EIO));
-    if (fd >= 0)
-        close(fd);
-    unlink(tmp);
-    return -1;
+    return fs_write_file(path, data, len, 0600, FS_REPLACE, 1, "tls", err);
 }
 
 /* PEM of a certificate or a private key (PKCS#8, unencrypted) into a new string. */
@@ -577,38 +506,14 @@ static int join(char *out, const char *dir, const char *name, struct flood_err *
     return 0;
 }
 
-/* The folder exists (made mode 0700 when missing); a lock file in it is held on return. */
+/* The folder exists (made mode 0700 when missing, by this process or another one at the
+ * same moment); a lock file in it is held on return. */
 static int open_dir_locked(const char *dir, int *lock_fd, struct flood_err *err)
 {
-    struct stat st;
-    if (stat(dir, &st) != 0) {
-        if (errno != ENOENT || mkdir(dir, 0700) != 0) {
-            flood_err_set(err, FLOOD_EIO, "tls: cannot make state folder '%s': %s", dir,
-                          strerror(errno));
-            return -1;
-        }
-    } else if (!S_ISDIR(st.st_mode)) {
-        flood_err_set(err, FLOOD_EIO, "tls: state folder '%s' is not a folder", dir);
-        return -1;
-    }
     char path[TLS_PATH_MAX];
-    if (join(path, dir, "tls.lock", err))
+    if (fs_mkdir_p(dir, 0700, "tls: state folder", err) || join(path, dir, "tls.lock", err))
         return -1;
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-    if (fd < 0) {
-        flood_err_set(err, FLOOD_EIO, "tls: cannot write in state folder '%s': %s", dir,
-                      strerror(errno));
-        return -1;
-    }
-    while (flock(fd, LOCK_EX) != 0) {
-        if (errno != EINTR) {
-            flood_err_set(err, FLOOD_EIO, "tls: cannot lock '%s': %s", path, strerror(errno));
-            close(fd);
-            return -1;
-        }
-    }
-    *lock_fd = fd;
-    return 0;
+    return fs_lock(path, NULL, lock_fd, "tls", err);
 }
 
 int tls_ensure(const char *state_dir, const char *const *hosts, size_t n_hosts,

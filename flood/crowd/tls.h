@@ -6,7 +6,7 @@
  *   tls.lock             held (flock) while the files are checked or made, so processes
  *                        sharing a state folder (shards) do not race
  *
- * Every file is created mode 0600 (written to NAME.tmp, then renamed into place).
+ * Every file is created mode 0600 (written under a temporary name, then renamed into place).
  *
  * Reuse rules. The CA is made only when ca.pem is absent (an orphan ca.key is then
  * replaced: nobody can trust a CA whose certificate was never written). A ca.pem that exists
@@ -41,7 +41,7 @@ struct tls_files {
 };
 
 /* Make, or reuse when still valid for exactly these hosts, the TLS files in state_dir
- * (created mode 0700 when missing; its parent must exist). hosts are DNS names without a
+ * (made mode 0700 with any missing parent when missing). hosts are DNS names without a
  * port ("flood1.test") or IP literals ("127.0.0.11"); n_hosts may be 0.
  * Fills *out (zeroed first; free with tls_files_free, even after a failure).
  * Returns 0, or -1 and err: FLOOD_EINVAL for a bad host name or an unusable CA (see the

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "flood/core/fsutil.h"
 #include "flood/report/report.h"
 #include "flood/report/report_plot.h"
 #include "flood/report/report_run.h"
@@ -621,28 +622,18 @@ static void header(FILE *f, const struct report_run *r)
     expectations(f, json_object_get(root, "expectations"));
 }
 
+/* The page is written under a temporary name of its own and renamed into place: two
+ * writers (a run and `flood report` on the same folder) each leave a whole page. */
 static int write_page(const char *path, void (*body)(FILE *, const void *), const void *arg,
                       const char *title, struct flood_err *err)
 {
-    char *tmp = flood_xasprintf("%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        flood_err_set(err, FLOOD_EIO, "report: cannot write '%s': %s", tmp, strerror(errno));
-        free(tmp);
+    struct fs_tmp t;
+    if (fs_tmp_open(&t, path, 0666, "report", err))
         return -1;
-    }
-    page_head(f, title);
-    body(f, arg);
-    fputs("</body></html>\n", f);
-    int bad = ferror(f);
-    if (fclose(f) || bad || rename(tmp, path)) {
-        flood_err_set(err, FLOOD_EIO, "report: cannot write '%s': %s", path, strerror(errno));
-        remove(tmp);
-        free(tmp);
-        return -1;
-    }
-    free(tmp);
-    return 0;
+    page_head(t.f, title);
+    body(t.f, arg);
+    fputs("</body></html>\n", t.f);
+    return fs_tmp_commit(&t, FS_REPLACE, 0, err);
 }
 
 static void report_body(FILE *f, const void *arg)

@@ -13,6 +13,8 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "flood/core/fsutil.h"
+
 #ifndef FLOOD_VERSION
 #define FLOOD_VERSION "0.0.0"
 #endif
@@ -307,46 +309,22 @@ json_t *results_json(const struct stats *st, const struct results_info *ri)
     return root;
 }
 
-static int mkdir_p(const char *dir, struct flood_err *err)
-{
-    char buf[1024];
-    if (snprintf(buf, sizeof(buf), "%s", dir) >= (int)sizeof(buf)) {
-        flood_err_set(err, FLOOD_ELIMIT, "results: folder name too long '%.60s'", dir);
-        return -1;
-    }
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = 0;
-        if (mkdir(buf, 0755) && errno != EEXIST) {
-            flood_err_set(err, FLOOD_EIO, "results: cannot make '%s': %s", buf, strerror(errno));
-            return -1;
-        }
-        *p = '/';
-    }
-    if (mkdir(buf, 0755) && errno != EEXIST) {
-        flood_err_set(err, FLOOD_EIO, "results: cannot make '%s': %s", buf, strerror(errno));
-        return -1;
-    }
-    return 0;
-}
-
+/* Each results file is written whole under a temporary name and renamed into place, so a
+ * report or a script reading the folder meanwhile never sees half a file. */
 static int write_hgrm(const char *dir, const char *kind, const char *op, const struct hist *h,
                       struct flood_err *err)
 {
     char path[1200];
     snprintf(path, sizeof(path), "%s/%s-%s.hgrm", dir, kind, op);
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        flood_err_set(err, FLOOD_EIO, "results: cannot write '%s': %s", path, strerror(errno));
+    struct fs_tmp t;
+    if (fs_tmp_open(&t, path, 0666, "results", err))
         return -1;
-    }
-    int rc = hist_write_hgrm(h, f, 1000.0);
-    if (fclose(f) || rc) {
+    if (hist_write_hgrm(h, t.f, 1000.0)) {
         flood_err_set(err, FLOOD_EIO, "results: cannot write '%s'", path);
+        fs_tmp_abort(&t);
         return -1;
     }
-    return 0;
+    return fs_tmp_commit(&t, FS_REPLACE, 0, err);
 }
 
 static uint64_t ok_of(const uint64_t *out)
@@ -367,11 +345,10 @@ static int write_summary(const char *dir, const struct stats *st, const struct r
 {
     char path[1200];
     snprintf(path, sizeof(path), "%s/summary.md", dir);
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        flood_err_set(err, FLOOD_EIO, "results: cannot write '%s': %s", path, strerror(errno));
+    struct fs_tmp tmp;
+    if (fs_tmp_open(&tmp, path, 0666, "results", err))
         return -1;
-    }
+    FILE *f = tmp.f;
     struct stats_counts t;
     stats_totals(st, &t);
     struct hist *lat = hist_new(), *fa = hist_new();
@@ -397,18 +374,13 @@ static int write_summary(const char *dir, const struct stats *st, const struct r
             ri->gen && ri->gen->saturated ? "yes" : "no");
     hist_free(lat);
     hist_free(fa);
-    if (fclose(f)) {
-        flood_err_set(err, FLOOD_EIO, "results: cannot write '%s'", path);
-        return -1;
-    }
-    return 0;
+    return fs_tmp_commit(&tmp, FS_REPLACE, 0, err);
 }
 
-int results_write(const char *dir, const struct stats *st, struct results_info *ri,
-                  struct flood_err *err)
+/* The files of one run, while the folder's lock is held. */
+static int write_all(const char *dir, const struct stats *st, struct results_info *ri,
+                     struct flood_err *err)
 {
-    if (mkdir_p(dir, err))
-        return -1;
     json_t *j = results_json(st, ri);
     if (ri->n_expect) /* judged on the document written, nothing else */
         json_object_set_new(
@@ -416,12 +388,18 @@ int results_write(const char *dir, const struct stats *st, struct results_info *
             expect_judge_all(ri->expect, ri->n_expect, j, ri->expect_out, &ri->expect_failed));
     char path[1200];
     snprintf(path, sizeof(path), "%s/run.json", dir);
-    int rc = json_dump_file(j, path, JSON_INDENT(1) | JSON_REAL_PRECISION(10));
-    json_decref(j);
-    if (rc) {
+    struct fs_tmp t;
+    int rc = fs_tmp_open(&t, path, 0666, "results", err);
+    if (rc == 0 && json_dumpf(j, t.f, JSON_INDENT(1) | JSON_REAL_PRECISION(10))) {
         flood_err_set(err, FLOOD_EIO, "results: cannot write '%s'", path);
-        return -1;
+        fs_tmp_abort(&t);
+        rc = -1;
+    } else if (rc == 0) {
+        rc = fs_tmp_commit(&t, FS_REPLACE, 0, err);
     }
+    json_decref(j);
+    if (rc)
+        return -1;
     struct hist *lat = hist_new(), *svc = hist_new(), *lag = hist_new();
     stats_merge_hists(st, lat, svc, lag);
     rc = write_hgrm(dir, "latency", "all", lat, err) ||
@@ -440,18 +418,25 @@ int results_write(const char *dir, const struct stats *st, struct results_info *
         struct hist *fa = hist_new();
         struct probes_totals pt;
         probes_snapshot(ri->probes, &pt, fa);
-        char p2[1200];
-        snprintf(p2, sizeof(p2), "%s/follow-to-accept.hgrm", dir);
-        FILE *f = fopen(p2, "w");
-        if (!f || hist_write_hgrm(fa, f, 1000.0) || fclose(f)) {
-            flood_err_set(err, FLOOD_EIO, "results: cannot write '%s'", p2);
-            rc = 1;
-        }
+        rc = write_hgrm(dir, "follow", "to-accept", fa, err);
         hist_free(fa);
     }
     if (rc)
         return -1;
     return write_summary(dir, st, ri, err);
+}
+
+int results_write(const char *dir, const struct stats *st, struct results_info *ri,
+                  struct flood_err *err)
+{
+    /* Two runs given one --out (a repeated shard, a script run twice) may end together:
+     * the folder is made by either, and its lock keeps each set of files from one run. */
+    int lock = -1;
+    if (fs_mkdir_p(dir, 0755, "results: folder", err) || fs_lock(dir, NULL, &lock, "results", err))
+        return -1;
+    int rc = write_all(dir, st, ri, err);
+    close(lock);
+    return rc;
 }
 
 static void row(FILE *f, const char *name, const struct stats_counts *c, const struct hist *lat)

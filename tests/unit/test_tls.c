@@ -433,21 +433,25 @@ static void test_leaf_regeneration(void)
     free(ca1);
 }
 
-/* Processes sharing a state folder (shards) starting at once: the lock makes one of them
- * make the files and the others reuse them, so all serve the same certificate. */
+/* Processes sharing a state folder (shards) starting at once on a new one: the folder is
+ * made by whichever comes first, the lock makes one of them make the files and the others
+ * reuse them, so all serve the same certificate. A process that fails says why. */
 static void test_concurrent(void)
 {
     char dir[128], path[256], out[4096];
-    snprintf(dir, sizeof(dir), "%s/shared", base);
-    enum { KIDS = 4 };
+    snprintf(dir, sizeof(dir), "%s/shared/new", base); /* a parent is missing too */
+    enum { KIDS = 8 };
     pid_t pids[KIDS];
     for (int k = 0; k < KIDS; k++) {
         pids[k] = fork();
         if (pids[k] == 0) {
             struct tls_files tf;
             struct flood_err err = {0};
-            if (tls_ensure(dir, flood_hosts(20), 20, &tf, &err) != 0)
+            if (tls_ensure(dir, flood_hosts(20), 20, &tf, &err) != 0) {
+                snprintf(path, sizeof(path), "%s/kid%d.err", base, k);
+                put(path, err.msg);
                 _exit(1);
+            }
             snprintf(path, sizeof(path), "%s/kid%d.pem", base, k);
             put(path, tf.cert_pem);
             tls_files_free(&tf);
@@ -455,12 +459,21 @@ static void test_concurrent(void)
         }
     }
     int all_ok = 1;
+    char why[400] = "";
     for (int k = 0; k < KIDS; k++) {
         int st = 0;
-        all_ok &= pids[k] > 0 && waitpid(pids[k], &st, 0) == pids[k] && WIFEXITED(st) &&
-                  WEXITSTATUS(st) == 0;
+        int ok = pids[k] > 0 && waitpid(pids[k], &st, 0) == pids[k] && WIFEXITED(st) &&
+                 WEXITSTATUS(st) == 0;
+        if (!ok && !why[0]) {
+            snprintf(path, sizeof(path), "%s/kid%d.err", base, k);
+            char *e = slurp(path, NULL);
+            snprintf(why, sizeof(why), "; process %d (status %d): %.300s", k, st,
+                     e ? e : "no error written");
+            free(e);
+        }
+        all_ok &= ok;
     }
-    CHECK(all_ok, "%d processes at once on one state folder: all succeed", KIDS);
+    CHECK(all_ok, "%d processes at once on a new state folder: all succeed%s", KIDS, why);
     snprintf(path, sizeof(path), "%s/crowd.pem", dir);
     char *final = slurp(path, NULL);
     int same = final != NULL;
