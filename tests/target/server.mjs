@@ -7,11 +7,13 @@ import { webcrypto } from "node:crypto";
 import { generateCryptoKeyPair } from "@fedify/fedify";
 import { makeApi, USERNAME } from "./lib/api.mjs";
 import { buildFederation } from "./lib/federation.mjs";
-import { countDeliveries, installRoutes } from "./lib/net.mjs";
+import { Fetcher } from "./lib/fetcher.mjs";
+import { makeFollowups } from "./lib/followup.mjs";
+import { countOutgoing, installRoutes } from "./lib/net.mjs";
 import { makeProcessor } from "./lib/process.mjs";
 import { WorkQueue } from "./lib/queue.mjs";
 import { TokenBuckets, originOf } from "./lib/ratelimit.mjs";
-import { Stats } from "./lib/stats.mjs";
+import { PoolStats, Stats } from "./lib/stats.mjs";
 import { Store } from "./lib/store.mjs";
 
 const VERSION = "0.1.0";
@@ -30,6 +32,14 @@ const USAGE = `usage: node server.mjs [options]
   --admin-token T            bearer token for /admin (default: none, loopback only)
   --work-ms MS               extra time each activity holds its worker (default 0)
   --max-posts N              statuses held before the oldest remote ones go (default 200000)
+  --media-workers N          media download workers: attachments, link images, emoji, avatars (default 2)
+  --link-workers N           link-card crawl workers (default 2)
+  --fetch-workers N          object fetch workers: reply parents, announced posts, actors (default 2)
+  --pool-max-depth N         jobs a follow-up pool holds before it drops new ones (default 10000)
+  --media-max-bytes N        largest media download; reading stops past it (default 8388608)
+  --reply-depth D            reply parents fetched above an incoming post (default 3; 0: none)
+  --no-fetch-cache           fetch every URL again each time it is needed (no URL cache, and
+                             Fedify caches no remote document or key)
   --help                     this text
 `;
 
@@ -52,6 +62,13 @@ function parseArgs(argv) {
         adminToken: null,
         maxPosts: 200000,
         workMs: 0,
+        mediaWorkers: 2,
+        linkWorkers: 2,
+        fetchWorkers: 2,
+        poolMaxDepth: 10000,
+        mediaMaxBytes: 8 * 1024 * 1024,
+        replyDepth: 3,
+        fetchCache: true,
     };
     const need = (i, name) => {
         if (i + 1 >= argv.length) fail(`${name} needs a value`);
@@ -109,6 +126,27 @@ function parseArgs(argv) {
                 break;
             case "--max-posts":
                 o.maxPosts = int(need(i++, a), a, 1);
+                break;
+            case "--media-workers":
+                o.mediaWorkers = int(need(i++, a), a, 1);
+                break;
+            case "--link-workers":
+                o.linkWorkers = int(need(i++, a), a, 1);
+                break;
+            case "--fetch-workers":
+                o.fetchWorkers = int(need(i++, a), a, 1);
+                break;
+            case "--pool-max-depth":
+                o.poolMaxDepth = int(need(i++, a), a, 1);
+                break;
+            case "--media-max-bytes":
+                o.mediaMaxBytes = int(need(i++, a), a, 1);
+                break;
+            case "--reply-depth":
+                o.replyDepth = int(need(i++, a), a, 0);
+                break;
+            case "--no-fetch-cache":
+                o.fetchCache = false;
                 break;
             default:
                 fail(`unknown option '${a}'`);
@@ -240,9 +278,10 @@ async function main() {
         routes.push({ match: (h) => h.endsWith(".test"), host: o.crowd.host, port: o.crowd.port });
     }
     installRoutes(routes);
-    countDeliveries(stats, log);
+    countOutgoing(stats, log, (h) => h === ownHost);
 
     let processor = null;
+    let followups = null;
     const queue = new WorkQueue({
         workers: o.workers,
         handler: (item) => processor(item),
@@ -250,7 +289,7 @@ async function main() {
         log,
         workMs: o.workMs,
     });
-    const { federation, context } = buildFederation({
+    const { federation, context, kv } = buildFederation({
         store,
         queue,
         stats,
@@ -258,10 +297,54 @@ async function main() {
         origin: { handleHost: o.domain, webOrigin },
         lax: o.lax,
         outboxWorkers: o.outboxWorkers,
+        fetchCache: o.fetchCache,
     });
-    processor = makeProcessor({ store, stats, context });
-    const api = makeApi({ store, stats, context, domain: o.domain, log });
+
+    /* The follow-up pools, each its own FIFO with its own workers and figures. */
+    const pools = {};
+    const poolStats = {};
+    for (const [name, workers] of [
+        ["media", o.mediaWorkers],
+        ["link", o.linkWorkers],
+        ["fetch", o.fetchWorkers],
+    ]) {
+        poolStats[name] = new PoolStats();
+        pools[name] = new WorkQueue({
+            workers,
+            handler: (item) => followups.run(item),
+            stats: poolStats[name],
+            log,
+            maxDepth: o.poolMaxDepth,
+            name: `${name} pool`,
+        });
+    }
+    const fetcher = new Fetcher({
+        cache: o.fetchCache,
+        userAgent: `flood-target/${VERSION}`,
+        /* Object fetches are signed with the first local account's key, standing for the
+         * instance actor Mastodon signs its fetches with. */
+        signer: () => {
+            for (const a of store.locals.values()) {
+                if (a.keys) return { privateKey: a.keys[0].privateKey, keyId: new URL(`${a.uri}#main-key`) };
+            }
+            return null;
+        },
+    });
+    followups = makeFollowups({
+        store,
+        stats,
+        ctx: context,
+        fetcher,
+        pools,
+        mediaMaxBytes: o.mediaMaxBytes,
+        replyDepth: o.replyDepth,
+        kv,
+        log,
+    });
+    processor = makeProcessor({ store, stats, context, followups });
+    const api = makeApi({ store, stats, context, domain: o.domain, log, remember: followups.remember });
     queue.start();
+    for (const p of Object.values(pools)) p.start();
     /* No AbortSignal: Fedify 1.5's InProcessMessageQueue adds an abort listener on every
      * wait and never removes it. The process exits on SIGTERM anyway. */
     federation.startQueue(undefined).catch((err) => {
@@ -292,6 +375,13 @@ async function main() {
                 origin_refill: o.refill,
                 lax: o.lax,
                 resolve_crowd: o.crowd ? `${o.crowd.host}:${o.crowd.port}` : null,
+                media_workers: o.mediaWorkers,
+                link_workers: o.linkWorkers,
+                fetch_workers: o.fetchWorkers,
+                pool_max_depth: o.poolMaxDepth,
+                media_max_bytes: o.mediaMaxBytes,
+                reply_depth: o.replyDepth,
+                fetch_cache: o.fetchCache,
             },
             queue: {
                 depth: queue.depth,
@@ -300,8 +390,17 @@ async function main() {
                 queue_wait_ms: stats.queueWaitAll.summary(),
                 processing_ms: stats.processingAll.summary(),
             },
+            pools: {
+                media: poolStats.media.json(pools.media),
+                link: poolStats.link.json(pools.link),
+                fetch: poolStats.fetch.json(pools.fetch),
+            },
             inbox: stats.inbox,
             activities: types,
+            fetches: { ...stats.fetches, cache: fetcher.json() },
+            media: stats.media,
+            link_cards: stats.linkCards,
+            objects: stats.objects,
             deliveries: stats.deliveries,
             api: stats.api,
             store: store.counts(),
@@ -464,7 +563,7 @@ async function main() {
         setTimeout(() => process.exit(0), 2000).unref();
         server.close();
         server.closeAllConnections();
-        await queue.stop();
+        await Promise.all([queue, ...Object.values(pools)].map((q) => q.stop()));
         process.exit(0);
     };
     process.on("SIGTERM", () => stop("SIGTERM"));

@@ -18,7 +18,8 @@ function plainHttpHost(host) {
     return h.endsWith(".test") || h.endsWith(".localhost") || h === "localhost";
 }
 
-export function makeApi({ store, stats, context: ctx, domain, log }) {
+/* remember(actor) records a fetched Fedify actor as a remote account (lib/followup.mjs). */
+export function makeApi({ store, stats, context: ctx, domain, log, remember }) {
     const byAcct = new Map(); /* "user@host" lower-case -> remote account */
 
     function accountJson(acc) {
@@ -63,10 +64,10 @@ export function makeApi({ store, stats, context: ctx, domain, log }) {
             note: "",
             url: acc.url,
             uri: acc.uri,
-            avatar: "",
-            avatar_static: "",
-            header: "",
-            header_static: "",
+            avatar: acc.avatar ?? "",
+            avatar_static: acc.avatar ?? "",
+            header: acc.header ?? "",
+            header_static: acc.header ?? "",
             followers_count: 0,
             following_count: 0,
             statuses_count: acc.statuses,
@@ -94,19 +95,21 @@ export function makeApi({ store, stats, context: ctx, domain, log }) {
                 });
             }
         }
+        const parent = st.inReplyTo ? store.statusOfUri(st.inReplyTo) : null;
         return {
             id: st.id,
             created_at: st.createdAt.toISOString(),
-            in_reply_to_id: null,
-            in_reply_to_account_id: null,
+            edited_at: st.editedAt ? st.editedAt.toISOString() : null,
+            in_reply_to_id: parent?.id ?? null,
+            in_reply_to_account_id: parent?.accountId ?? null,
             sensitive: false,
-            spoiler_text: "",
+            spoiler_text: st.spoiler ?? "",
             visibility: st.visibility,
             language: null,
             uri: st.uri,
             url: st.url ?? st.uri,
             replies_count: 0,
-            reblogs_count: 0,
+            reblogs_count: st.reblogs.size,
             favourites_count: st.favourites.size,
             favourited: viewer ? st.favourites.has(viewer.uri) : false,
             reblogged: false,
@@ -116,13 +119,89 @@ export function makeApi({ store, stats, context: ctx, domain, log }) {
             reblog: null,
             application: null,
             account: author ? accountJson(author) : null,
-            media_attachments: [],
+            media_attachments: st.attachments.map((a, i) => ({
+                id: `${st.id}-${i}`,
+                type: a.state === "unsupported" ? "unknown" : "image",
+                url: a.url,
+                preview_url: a.url,
+                remote_url: a.url,
+                description: a.description ?? null,
+                blurhash: a.blurhash ?? null,
+                meta: a.width && a.height ? { original: { width: a.width, height: a.height } } : {},
+                flood_state: a.state,
+            })),
             mentions,
             tags: [],
-            emojis: [],
-            card: null,
-            poll: null,
+            emojis: st.emojis.map((e) => ({
+                shortcode: e.shortcode,
+                url: e.url,
+                static_url: e.url,
+                visible_in_picker: false,
+            })),
+            card: st.card && {
+                url: st.card.url,
+                title: st.card.title ?? "",
+                description: st.card.description ?? "",
+                type: "link",
+                image: st.card.image,
+            },
+            poll: st.poll && pollJson(st, viewer),
+            /* Pleroma's reactions, as Akkoma and Misskey-compatible clients read them. */
+            pleroma: {
+                emoji_reactions: [...st.reactions].map(([name, who]) => ({
+                    name,
+                    count: who.size,
+                    me: viewer ? who.has(viewer.uri) : false,
+                })),
+            },
         };
+    }
+
+    function pollJson(st, viewer) {
+        const p = st.poll;
+        const votes = p.options.reduce((n, o) => n + o.votes, 0);
+        const mine = viewer ? p.voters.get(viewer.uri) : null;
+        return {
+            id: st.id,
+            expires_at: p.expiresAt ? new Date(p.expiresAt).toISOString() : null,
+            expired: p.closed || (p.expiresAt !== null && Date.now() > p.expiresAt),
+            multiple: p.multiple,
+            votes_count: votes,
+            voters_count: st.local ? p.voters.size : p.votersCount,
+            options: p.options.map((o) => ({ title: o.title, votes_count: o.votes })),
+            emojis: [],
+            voted: Boolean(mine),
+            own_votes: mine ? [...mine] : [],
+        };
+    }
+
+    /* The poll of a POST /api/v1/statuses: JSON {poll: {options, expires_in, multiple}} or
+     * form poll[options][]=…&poll[expires_in]=…&poll[multiple]=…; null without one. */
+    function pollParams(p, url, headers, body) {
+        let poll = p.get("poll");
+        if (!poll || typeof poll !== "object") {
+            const form = new URLSearchParams(url.search);
+            if (body && !(headers["content-type"] ?? "").includes("json")) {
+                for (const [k, v] of new URLSearchParams(body.toString("utf8"))) form.append(k, v);
+            }
+            const options = form.getAll("poll[options][]");
+            if (options.length === 0) return null;
+            poll = {
+                options,
+                expires_in: form.get("poll[expires_in]"),
+                multiple: form.get("poll[multiple]"),
+            };
+        }
+        const options = Array.isArray(poll.options) ? poll.options : [];
+        if (options.length < 2 || options.length > 4 || !options.every((o) => typeof o === "string" && o.trim() && o.length <= 50))
+            throw new ApiError(422, "Validation failed: Poll options must be 2 to 4 texts of up to 50 characters");
+        if (new Set(options).size !== options.length)
+            throw new ApiError(422, "Validation failed: Poll options must be unique");
+        const expiresInS = Number(poll.expires_in ?? 86400);
+        if (!Number.isFinite(expiresInS) || expiresInS < 300 || expiresInS > 2629746)
+            throw new ApiError(422, "Validation failed: Poll expires_in must be 300 to 2629746 seconds");
+        const multiple = poll.multiple === true || poll.multiple === "true" || poll.multiple === "1";
+        return { options, multiple, expiresInS };
     }
 
     function relationshipJson(viewer, acc) {
@@ -194,7 +273,7 @@ export function makeApi({ store, stats, context: ctx, domain, log }) {
     async function resolveRemote(user, host) {
         const key = `${user}@${host}`.toLowerCase();
         const known = byAcct.get(key);
-        if (known) return known;
+        if (known && store.remotes.get(known.uri) === known) return known;
         const href = await webfinger(user, host);
         if (!href) return null;
         let actor;
@@ -208,7 +287,7 @@ export function makeApi({ store, stats, context: ctx, domain, log }) {
             log(`lookup: ${href} is not an actor with an inbox`);
             return null;
         }
-        const r = store.upsertRemote(actor);
+        const r = await remember(actor);
         byAcct.set(key, r);
         byAcct.set(r.acct.toLowerCase(), r);
         return r;
@@ -339,7 +418,8 @@ export function makeApi({ store, stats, context: ctx, domain, log }) {
                 const r = byAcct.get(`${mm[2]}@${mm[3]}`.toLowerCase());
                 if (r && !mentions.includes(r)) mentions.push(r);
             }
-            const st = await postStatus(ctx, store, stats, me, text, visibility, mentions);
+            const poll = pollParams(p, url, headers, body);
+            const st = await postStatus(ctx, store, stats, me, text, visibility, mentions, poll);
             /* Local followers of me see it at once. */
             for (const a of store.locals.values()) {
                 if (a !== me && a.following.get(me.uri)?.state === "accepted") store.pushHome(a, st.id);

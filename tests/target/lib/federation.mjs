@@ -3,6 +3,7 @@
 import {
     Accept,
     Activity,
+    Collection,
     Create,
     Endpoints,
     Follow,
@@ -13,12 +14,14 @@ import {
     ParallelMessageQueue,
     Person,
     PUBLIC_COLLECTION,
+    Question,
     Undo,
     createExponentialBackoffPolicy,
     createFederation,
 } from "@fedify/fedify";
 import { Temporal } from "@js-temporal/polyfill";
 import { randomUUID } from "node:crypto";
+import { activityKind } from "./apjson.mjs";
 
 const PAGE = 20;
 
@@ -26,11 +29,34 @@ export function instant(date) {
     return Temporal.Instant.fromEpochMilliseconds(date.getTime());
 }
 
+/* The KvStore Fedify gets. Fedify's document loader never caches key documents (a keyId
+ * with a fragment, or a path ending in /main-key): keys are cached by Fedify's own key
+ * cache, and when a cached key fails to verify (a rotated key), Fedify 1.5 fetches it again
+ * through the same document loader, which would answer the stale copy for five minutes.
+ * With fetchCache false no remote document and no key is read from or kept in kv at all;
+ * everything else (the activity ids seen) is kept either way. */
+function fedifyKv(kv, fetchCache) {
+    const isKeyUrl = (u) => typeof u === "string" && (u.includes("#") || /\/main-key$/.test(u));
+    const skipped = (key) => {
+        if (key[0] !== "_fedify") return false;
+        if (key[1] === "remoteDocument") return !fetchCache || isKeyUrl(key[2]);
+        return key[1] === "publicKey" && !fetchCache;
+    };
+    return {
+        get: (key) => (skipped(key) ? Promise.resolve(undefined) : kv.get(key)),
+        set: (key, value, options) => (skipped(key) ? Promise.resolve() : kv.set(key, value, options)),
+        delete: (key) => kv.delete(key),
+    };
+}
+
 /* Builds the Fedify federation over store. Verified inbox activities are pushed to queue.
- * Returns {federation, context} where context is a Context on the public origin. */
-export function buildFederation({ store, queue, stats, log, origin, lax, outboxWorkers }) {
+ * fetchCache false keeps Fedify from caching remote documents and keys.
+ * Returns {federation, context, kv} where context is a Context on the public origin. */
+export function buildFederation({ store, queue, stats, log, origin, lax, outboxWorkers, fetchCache }) {
+    const memory = new MemoryKvStore();
+    const kv = fedifyKv(memory, fetchCache);
     const federation = createFederation({
-        kv: new MemoryKvStore(),
+        kv,
         /* Inbox activities are not given to a Fedify queue: the listener runs during the
          * request, after verification, and pushes to our own queue. Deliveries go through
          * Fedify's in-process queue, so an Accept never holds an inbox worker. */
@@ -166,8 +192,15 @@ export function buildFederation({ store, queue, stats, log, origin, lax, outboxW
 
     federation
         .setInboxListeners("/users/{identifier}/inbox", "/inbox")
-        .on(Activity, (ctx, activity) => {
-            queue.push(activity.constructor.name, { activity, recipient: ctx.recipient });
+        .on(Activity, async (ctx, activity) => {
+            /* The JSON as received (Fedify keeps it), read by the workers as servers do. */
+            let raw = null;
+            try {
+                raw = await activity.toJsonLd();
+            } catch {
+                raw = null;
+            }
+            queue.push(activityKind(activity, raw), { activity, raw, recipient: ctx.recipient });
         })
         .onError((ctx, error) => {
             /* A body that is not JSON is logged with its verdict by the HTTP layer. */
@@ -175,12 +208,13 @@ export function buildFederation({ store, queue, stats, log, origin, lax, outboxW
         });
 
     const context = federation.createContext(new URL(origin.webOrigin), undefined);
-    return { federation, context };
+    return { federation, context, kv: memory };
 }
 
+/* A local status as a Note, or a Question when it carries a poll (served at the same id). */
 export function noteOf(ctx, st) {
     const actor = ctx.getActorUri(st.author);
-    return new Note({
+    const values = {
         id: new URL(st.uri),
         attribution: actor,
         content: st.content,
@@ -189,6 +223,16 @@ export function noteOf(ctx, st) {
         to: PUBLIC_COLLECTION,
         ccs: [ctx.getFollowersUri(st.author), ...st.mentions.map((m) => new URL(m))],
         tags: st.mentions.map((m) => new Mention({ href: new URL(m) })),
+    };
+    if (!st.poll) return new Note(values);
+    const options = st.poll.options.map(
+        (o) => new Note({ name: o.title, replies: new Collection({ totalItems: o.votes }) })
+    );
+    return new Question({
+        ...values,
+        ...(st.poll.multiple ? { inclusiveOptions: options } : { exclusiveOptions: options }),
+        endTime: st.poll.expiresAt ? instant(new Date(st.poll.expiresAt)) : null,
+        voters: st.poll.voters.size,
     });
 }
 
@@ -245,8 +289,9 @@ export async function sendUnfollow(ctx, store, stats, a, r) {
 }
 
 /* Creates a local status for account a and delivers it to a's followers and to every
- * mentioned remote account. mentions: remote account records. */
-export async function postStatus(ctx, store, stats, a, text, visibility, mentions) {
+ * mentioned remote account. mentions: remote account records. poll: null or
+ * {options: [titles], multiple, expiresInS}. */
+export async function postStatus(ctx, store, stats, a, text, visibility, mentions, poll = null) {
     const id = store.newId();
     const st = store.addStatus({
         id,
@@ -259,6 +304,14 @@ export async function postStatus(ctx, store, stats, a, text, visibility, mention
         visibility,
         mentions: mentions.map((r) => r.uri),
         inReplyTo: null,
+        poll: poll && {
+            multiple: poll.multiple,
+            options: poll.options.map((title) => ({ title, votes: 0 })),
+            votersCount: 0,
+            expiresAt: Date.now() + poll.expiresInS * 1000,
+            closed: false,
+            voters: new Map(), /* actor uri -> Set of option indexes */
+        },
     });
     store.pushHome(a, st.id);
     const create = createOf(ctx, st);

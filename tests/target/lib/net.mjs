@@ -1,6 +1,7 @@
 // Outgoing HTTP: routing of lab host names to loopback listeners, and counting of the
-// deliveries Fedify makes.
+// deliveries Fedify makes and of every GET the target makes to another host.
 import { Agent, buildConnector, setGlobalDispatcher } from "undici";
+import { fetchKind } from "./fetchkind.mjs";
 
 /* routes: [{match(hostname) -> bool, host, port}]. Every connection made by fetch (Fedify's
  * document loader and its deliveries both use the global fetch) to a matching host name goes
@@ -29,15 +30,72 @@ export function installRoutes(routes) {
     setGlobalDispatcher(dispatcher);
 }
 
-/* Wraps the global fetch so every POST (Fedify's deliveries) is counted in
- * stats.deliveries: attempts, ok (2xx), failed, by status or transport error. */
-export function countDeliveries(stats, log) {
+/* Wraps the global fetch, which Fedify (document loader, key fetches, deliveries) and the
+ * target's own workers all call: every POST (Fedify's deliveries) is counted in
+ * stats.deliveries (attempts, ok (2xx), failed, by status or transport error), and every
+ * GET to a host for which isOwnHost(hostname) is false in stats.fetches, by kind, with the
+ * body bytes as they are read (a body nobody reads counts 0 bytes). A GET counts as an
+ * error on a transport failure or a status of 400 or more. */
+export function countOutgoing(stats, log, isOwnHost) {
     const inner = globalThis.fetch;
     globalThis.fetch = async (input, init) => {
         const method = String(
             init?.method ?? (input instanceof Request ? input.method : "GET")
         ).toUpperCase();
-        if (method !== "POST") return inner(input, init);
+        if (method === "POST") return delivery(input, init);
+        if (method !== "GET") return inner(input, init);
+        const target = input instanceof Request ? input.url : String(input);
+        let url;
+        try {
+            url = new URL(target);
+        } catch {
+            return inner(input, init);
+        }
+        if (isOwnHost(url.hostname)) return inner(input, init);
+        return counted(url, input, init);
+    };
+
+    async function counted(url, input, init) {
+        const f = stats.fetches;
+        const e = f.by_kind[fetchKind(url)];
+        e.count++;
+        f.total.count++;
+        let res;
+        try {
+            res = await inner(input, init);
+        } catch (err) {
+            e.errors++;
+            f.total.errors++;
+            f.transport_errors++;
+            throw err;
+        }
+        f.by_status[res.status] = (f.by_status[res.status] ?? 0) + 1;
+        if (res.status >= 400) {
+            e.errors++;
+            f.total.errors++;
+        }
+        if (res.body === null) return res;
+        const body = res.body.pipeThrough(
+            new TransformStream({
+                transform(chunk, controller) {
+                    e.bytes += chunk.byteLength;
+                    f.total.bytes += chunk.byteLength;
+                    controller.enqueue(chunk);
+                },
+            })
+        );
+        const out = new Response(body, {
+            status: res.status,
+            statusText: res.statusText,
+            headers: res.headers,
+        });
+        /* Fedify's document loader reads the final URL from the response. */
+        Object.defineProperty(out, "url", { value: res.url });
+        Object.defineProperty(out, "redirected", { value: res.redirected });
+        return out;
+    }
+
+    async function delivery(input, init) {
         const d = stats.deliveries;
         const target = input instanceof Request ? input.url : String(input);
         d.attempts++;
@@ -60,5 +118,5 @@ export function countDeliveries(stats, log) {
             log(`delivery: ${why} to ${target}`);
             throw err;
         }
-    };
+    }
 }

@@ -1,28 +1,16 @@
 // What an inbox worker does with one verified activity. Each handler returns
-// {verdict: "ok"} or {verdict: "ignored", reason}, or throws (counted as failed).
-import {
-    Accept,
-    Announce,
-    Article,
-    Create,
-    Delete,
-    Follow,
-    Like,
-    Mention,
-    Note,
-    PUBLIC_COLLECTION,
-    Question,
-    Reject,
-    Undo,
-    Update,
-} from "@fedify/fedify";
+// {verdict: "ok"} or {verdict: "ignored", reason}, or throws (counted as failed); sub, when
+// given, names what the activity was about (in /stats activities.TYPE.by_object).
+import { Follow } from "@fedify/fedify";
+import { idOf, statType, typeOf } from "./apjson.mjs";
+import { makeContent } from "./content.mjs";
 import { recipientOf, sendAccept } from "./federation.mjs";
 
 const ok = { verdict: "ok" };
 const REMOTE_TTL_MS = 24 * 3600 * 1000;
-const ignored = (reason) => ({ verdict: "ignored", reason });
+const ignored = (reason, sub) => ({ verdict: "ignored", reason, sub });
 
-export function makeProcessor({ store, stats, context: ctx }) {
+export function makeProcessor({ store, stats, context: ctx, followups }) {
     /* The sender as a remote account: from the store when known (as a server keeps
      * accounts in its database), else fetched through Fedify's document loader. */
     async function remoteActor(activity) {
@@ -32,61 +20,16 @@ export function makeProcessor({ store, stats, context: ctx }) {
         const actor = await activity.getActor();
         if (!actor || !actor.id) return null;
         if (actor.id.href !== activity.actorId.href) return null;
-        return { account: store.upsertRemote(actor) };
+        return { account: await followups.remember(actor) };
     }
+
+    const content = makeContent({ store, followups, remoteActor });
 
     function localOf(uri) {
         if (!uri) return null;
         const parsed = ctx.parseUri(uri);
         if (parsed?.type !== "actor") return null;
         return store.locals.get(parsed.identifier) ?? null;
-    }
-
-    async function onCreate(activity) {
-        const object = await activity.getObject();
-        if (!(object instanceof Note || object instanceof Article || object instanceof Question))
-            return ignored("unsupported-object");
-        if (!object.id) return ignored("no-object-id");
-        if (store.statusOfUri(object.id.href)) return ignored("duplicate-object");
-        if (object.attributionId && object.attributionId.href !== activity.actorId?.href)
-            return ignored("attribution-mismatch");
-        const mentioned = new Set();
-        for await (const tag of object.getTags()) {
-            if (tag instanceof Mention && tag.href) mentioned.add(tag.href.href);
-        }
-        const audience = [...object.toIds, ...object.ccIds].map((u) => u.href);
-        const author = activity.actorId.href;
-        const recipients = [];
-        for (const a of store.locals.values()) {
-            const f = a.following.get(author);
-            if ((f && f.state === "accepted") || mentioned.has(a.uri) || audience.includes(a.uri))
-                recipients.push(a);
-        }
-        /* Mastodon drops a post nobody local follows or is addressed by. */
-        if (recipients.length === 0) return ignored("unrelated");
-        const sender = await remoteActor(activity);
-        if (!sender) return ignored("no-actor");
-        sender.account.statuses++;
-        const pub = audience.includes(PUBLIC_COLLECTION.href);
-        const st = store.addStatus({
-            uri: object.id.href,
-            url: object.url instanceof URL ? object.url.href : object.id.href,
-            local: false,
-            author,
-            accountId: sender.account.id,
-            content: object.content?.toString() ?? "",
-            createdAt: object.published
-                ? new Date(object.published.epochMilliseconds)
-                : new Date(),
-            visibility: pub ? "public" : "direct",
-            mentions: [...mentioned].filter((u) => localOf(u)),
-            inReplyTo: object.replyTargetId?.href ?? null,
-        });
-        for (const a of recipients) {
-            store.pushHome(a, st.id);
-            if (mentioned.has(a.uri)) store.notify(a, "mention", sender.account.id, st.id);
-        }
-        return ok;
     }
 
     async function onLike(activity) {
@@ -131,31 +74,38 @@ export function makeProcessor({ store, stats, context: ctx }) {
         return null;
     }
 
-    async function onUndo(activity) {
-        const actor = activity.actorId?.href;
-        const id = activity.objectId?.href;
-        if (id) {
+    /* Undo of a Follow, a Like, an Announce or a reaction: embedded (as Mastodon requires
+     * for a Like) or by id when the target knows the id. */
+    async function onUndo(activity, raw) {
+        const actor = activity.actorId.href;
+        const o = raw?.object;
+        const inner = o && typeof o === "object" && !Array.isArray(o) && typeOf(o) ? o : null;
+        const id = idOf(o) ?? activity.objectId?.href ?? null;
+        if (!inner && id) {
             const e = followersEntryById(id);
             if (e) {
-                if (e.uri !== actor) return ignored("actor-mismatch");
+                if (e.uri !== actor) return ignored("actor-mismatch", "Follow");
                 e.a.followers.delete(e.uri);
-                return ok;
+                return { ...ok, sub: "Follow" };
             }
         }
-        const inner = await activity.getObject();
-        if (!inner) return ignored("no-object");
-        if (inner.actorId?.href !== actor) return ignored("actor-mismatch");
-        if (inner instanceof Follow) {
-            const a = localOf(inner.objectId);
-            if (!a || !a.followers.delete(actor)) return ignored("not-following");
-            return ok;
+        const c = content.undoContent(actor, inner, id);
+        if (c) return c;
+        if (!inner) return ignored("unknown-object", "id");
+        const type = statType(inner);
+        const innerActor = idOf(inner.actor);
+        if (innerActor !== actor) return ignored("actor-mismatch", type);
+        if (type === "Follow") {
+            const a = localOf(idOf(inner.object));
+            if (!a || !a.followers.delete(actor)) return ignored("not-following", type);
+            return { ...ok, sub: type };
         }
-        if (inner instanceof Like) {
-            const st = inner.objectId && store.statusOfUri(inner.objectId.href);
-            if (!st || !st.favourites.delete(actor)) return ignored("not-liked");
-            return ok;
+        if (type === "Like") {
+            const st = store.statusOfUri(idOf(inner.object) ?? "");
+            if (!st || !st.favourites.delete(actor)) return ignored("not-liked", type);
+            return { ...ok, sub: type };
         }
-        return ignored("unsupported-undo");
+        return ignored("unsupported-undo", type);
     }
 
     /* Accept or Reject of a Follow this target sent. */
@@ -179,37 +129,34 @@ export function makeProcessor({ store, stats, context: ctx }) {
         return ok;
     }
 
-    async function onDelete(activity) {
-        const id = activity.objectId?.href;
-        const st = id && store.statusOfUri(id);
-        if (!st) return ignored("unknown-object");
-        if (st.local || st.author !== activity.actorId?.href) return ignored("actor-mismatch");
-        store.removeStatus(st.id);
-        return ok;
-    }
-
-    async function onUpdate(activity) {
-        const id = activity.objectId?.href;
-        const st = id && store.statusOfUri(id);
-        if (!st) return ignored("unknown-object");
-        if (st.local || st.author !== activity.actorId?.href) return ignored("actor-mismatch");
-        const obj = await activity.getObject();
-        if (obj instanceof Note && obj.content) st.content = obj.content.toString();
-        return ok;
-    }
-
     return async function process(item) {
-        const { activity } = item.payload;
+        const { activity, raw } = item.payload;
         if (!activity.actorId) return ignored("no-actor");
-        if (activity instanceof Create) return onCreate(activity);
-        if (activity instanceof Like) return onLike(activity);
-        if (activity instanceof Follow) return onFollow(activity);
-        if (activity instanceof Undo) return onUndo(activity);
-        if (activity instanceof Accept) return onAnswer(activity, true);
-        if (activity instanceof Reject) return onAnswer(activity, false);
-        if (activity instanceof Delete) return onDelete(activity);
-        if (activity instanceof Update) return onUpdate(activity);
-        if (activity instanceof Announce) return ok; /* counted only */
-        return ignored("unsupported-type");
+        switch (item.type) {
+            case "Create":
+                return content.onCreate(activity, raw);
+            case "Like":
+                return onLike(activity);
+            case "Follow":
+                return onFollow(activity);
+            case "Undo":
+                return onUndo(activity, raw);
+            case "Accept":
+                return onAnswer(activity, true);
+            case "Reject":
+                return onAnswer(activity, false);
+            case "Delete":
+                return content.onDelete(activity, raw);
+            case "Update":
+                return content.onUpdate(activity, raw);
+            case "Announce":
+                return content.onAnnounce(activity, raw);
+            case "EmojiReact":
+                return content.onReact(activity, raw);
+            case "Question":
+                return ignored("bare-question"); /* a poll comes in a Create */
+            default:
+                return ignored("unsupported-type");
+        }
     };
 }

@@ -1,13 +1,20 @@
-// The inbox work queue: Fedify's inbox listener pushes verified activities here and
-// N asynchronous workers take them in arrival order.
+// Work queues: Fedify's inbox listener pushes verified activities onto one, and the
+// follow-up work an activity causes (media, link cards, object fetches) goes to others.
+// N asynchronous workers take from each in arrival order.
 
 /* A FIFO with a moving head, so taking an item is O(1) (Array.shift is O(n)). */
 export class WorkQueue {
-    /* handler(item) returns {verdict: "ok"|"ignored", reason?} or throws (verdict "failed"). */
-    /* workMs: a pause added to every item's processing, standing for a database write. */
-    constructor({ workers, handler, stats, log, workMs = 0 }) {
+    /* handler(item) returns {verdict: "ok"|"ignored", reason?, sub?} or throws (verdict
+     * "failed"). stats has enqueued(t) and recordDone(t, waitMs, procMs,
+     * verdict, reason, sub) (Stats or PoolStats). workMs: a pause added to every item's
+     * processing, standing for a database write. maxDepth: items beyond it are dropped
+     * (push returns false) and counted in this.dropped. */
+    constructor({ workers, handler, stats, log, workMs = 0, maxDepth = Infinity, name = "worker" }) {
         this.workers = workers;
         this.workMs = workMs;
+        this.maxDepth = maxDepth;
+        this.name = name;
+        this.dropped = 0;
         this.handler = handler;
         this.stats = stats;
         this.log = log;
@@ -25,11 +32,17 @@ export class WorkQueue {
     }
 
     push(type, payload) {
+        if (this.stopped) return false;
+        if (this.depth >= this.maxDepth) {
+            this.dropped++;
+            return false;
+        }
         this.items.push({ type, payload, enqueuedAt: performance.now() });
-        this.stats.type(type).enqueued++;
+        this.stats.enqueued(type);
         if (this.depth > this.peak) this.peak = this.depth;
         const w = this.waiters.shift();
         if (w) w();
+        return true;
     }
 
     take() {
@@ -58,21 +71,28 @@ export class WorkQueue {
             const t0 = performance.now();
             let verdict = "ok";
             let reason;
+            let sub;
             this.busy++;
             try {
                 if (this.workMs > 0) await new Promise((r) => setTimeout(r, this.workMs));
                 const r = await this.handler(item);
                 if (r && r.verdict) verdict = r.verdict;
                 if (r && r.reason) reason = r.reason;
+                if (r && r.sub) sub = r.sub;
             } catch (err) {
                 verdict = "failed";
                 reason = err && err.name ? err.name : "error";
-                this.log(`worker: ${item.type} failed: ${err && err.message ? err.message : err}`);
+                this.log(`${this.name}: ${item.type} failed: ${err && err.message ? err.message : err}`);
             }
             this.busy--;
             const t1 = performance.now();
-            this.stats.recordDone(item.type, t0 - item.enqueuedAt, t1 - t0, verdict, reason);
+            this.stats.recordDone(item.type, t0 - item.enqueuedAt, t1 - t0, verdict, reason, sub);
         }
+    }
+
+    /* True when nothing is queued and no worker is busy. */
+    get idle() {
+        return this.depth === 0 && this.busy === 0;
     }
 
     /* Stops taking new items; resolves once every worker finished its current one. */
