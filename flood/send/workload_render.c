@@ -401,14 +401,17 @@ static int serve_note(struct workload *w, const struct wf_route *r, struct wf_do
             wf_error(410, "deleted", out);
             return 410;
         }
-        return answer(workload_render(w, seq, &e, 1, &len, &err), len, &err, out);
+        char *body = workload_render(w, seq, &e, 1, &len, &err);
+        return answer(body, len, &err, out);
     }
     if (e.persona_op & F_UNSEEN) {
         uint32_t f = workload_flat(w, e.actor_idx), g = workload_flat(w, idx);
         unsigned k = (g + w->n_flat - f) % w->n_flat; /* the k-th actor after the sender */
         unsigned depth = op == OP_REPLY ? w->depth : 1;
-        if (k >= 1 && k <= depth)
-            return answer(workload_render_unseen(w, seq, &e, k, &len, &err), len, &err, out);
+        if (k >= 1 && k <= depth) {
+            char *body = workload_render_unseen(w, seq, &e, k, &len, &err);
+            return answer(body, len, &err, out);
+        }
     }
     wf_error(404, "no such object", out);
     return 404;
@@ -434,7 +437,8 @@ int workload_object_hook(void *ctx, const struct server_req *req, struct wf_doc 
     }
     struct flood_err err = {0};
     size_t len = 0;
-    return answer(workload_render(w, seq, &e, 0, &len, &err), len, &err, out);
+    char *body = workload_render(w, seq, &e, 0, &len, &err);
+    return answer(body, len, &err, out);
 }
 
 uint32_t workload_actor_revision(struct workload *w, int instance, int actor, time_t *when)
