@@ -1,6 +1,6 @@
-/* webfinger/activity.c: ids, mention names, the historical builders (Create(Note), Like,
- * Follow, Undo(Follow)) as wrappers of wf_act_json (activity_build.c holds every builder and
- * its rules), and Update(Person) with the actor revisions it announces. */
+/* webfinger/activity.c: ids, mention names, and Update(Person) with the actor revisions it
+ * announces (activity_build.c holds every other builder, the historical ones too, and their
+ * rules). */
 #include "webfinger/activity.h"
 
 #include <inttypes.h>
@@ -90,56 +90,6 @@ int wf_mention_name(const char *acct, const char *actor_url, char out[WF_MENTION
     }
     snprintf(out, WF_MENTION_MAX, "@%.*s@%.*s", (int)seg_len, seg, (int)host_len, host);
     return 0;
-}
-
-/* ---- the historical builders, now through wf_act_json ---------------------------------- */
-
-json_t *wf_act_note(const struct wf_crowd *c, const struct wf_act_from *from,
-                    const struct wf_persona_ref *p, time_t published, int with_context,
-                    struct flood_err *err)
-{
-    struct wf_act_args a = {
-        .kind = WF_ACT_NOTE, .from = *from, .published = published, .with_context = with_context};
-    if (p)
-        a.p = *p;
-    return wf_act_json(c, &a, err);
-}
-
-json_t *wf_act_create(const struct wf_crowd *c, const struct wf_act_from *from,
-                      const struct wf_persona_ref *p, time_t published, struct flood_err *err)
-{
-    struct wf_act_args a = {.kind = WF_ACT_CREATE, .from = *from, .published = published};
-    if (p)
-        a.p = *p;
-    return wf_act_json(c, &a, err);
-}
-
-json_t *wf_act_like(const struct wf_crowd *c, const struct wf_act_from *from,
-                    const struct wf_persona_ref *p, const char *object_id, struct flood_err *err)
-{
-    struct wf_act_args a = {.kind = WF_ACT_LIKE, .from = *from, .object_id = object_id};
-    if (p)
-        a.p = *p;
-    return wf_act_json(c, &a, err);
-}
-
-json_t *wf_act_follow(const struct wf_crowd *c, const struct wf_act_from *from,
-                      const struct wf_persona_ref *p, int with_context, struct flood_err *err)
-{
-    struct wf_act_args a = {.kind = WF_ACT_FOLLOW, .from = *from, .with_context = with_context};
-    if (p)
-        a.p = *p;
-    return wf_act_json(c, &a, err);
-}
-
-json_t *wf_act_undo_follow(const struct wf_crowd *c, const struct wf_act_from *from,
-                           uint64_t follow_seq, const struct wf_persona_ref *p,
-                           struct flood_err *err)
-{
-    struct wf_act_args a = {.kind = WF_ACT_UNDO_FOLLOW, .from = *from, .follow_seq = follow_seq};
-    if (p)
-        a.p = *p;
-    return wf_act_json(c, &a, err);
 }
 
 /* ---- Update(Person) ---------------------------------------------------------------------- */

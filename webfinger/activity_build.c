@@ -677,3 +677,53 @@ char *wf_act_text(const struct wf_crowd *c, const struct wf_act_args *a, size_t 
                       "UTF-8?)");
     return t;
 }
+
+/* ---- the historical builders, now through wf_act_json ---------------------------------- */
+
+json_t *wf_act_note(const struct wf_crowd *c, const struct wf_act_from *from,
+                    const struct wf_persona_ref *p, time_t published, int with_context,
+                    struct flood_err *err)
+{
+    struct wf_act_args a = {
+        .kind = WF_ACT_NOTE, .from = *from, .published = published, .with_context = with_context};
+    if (p)
+        a.p = *p;
+    return wf_act_json(c, &a, err);
+}
+
+json_t *wf_act_create(const struct wf_crowd *c, const struct wf_act_from *from,
+                      const struct wf_persona_ref *p, time_t published, struct flood_err *err)
+{
+    struct wf_act_args a = {.kind = WF_ACT_CREATE, .from = *from, .published = published};
+    if (p)
+        a.p = *p;
+    return wf_act_json(c, &a, err);
+}
+
+json_t *wf_act_like(const struct wf_crowd *c, const struct wf_act_from *from,
+                    const struct wf_persona_ref *p, const char *object_id, struct flood_err *err)
+{
+    struct wf_act_args a = {.kind = WF_ACT_LIKE, .from = *from, .object_id = object_id};
+    if (p)
+        a.p = *p;
+    return wf_act_json(c, &a, err);
+}
+
+json_t *wf_act_follow(const struct wf_crowd *c, const struct wf_act_from *from,
+                      const struct wf_persona_ref *p, int with_context, struct flood_err *err)
+{
+    struct wf_act_args a = {.kind = WF_ACT_FOLLOW, .from = *from, .with_context = with_context};
+    if (p)
+        a.p = *p;
+    return wf_act_json(c, &a, err);
+}
+
+json_t *wf_act_undo_follow(const struct wf_crowd *c, const struct wf_act_from *from,
+                           uint64_t follow_seq, const struct wf_persona_ref *p,
+                           struct flood_err *err)
+{
+    struct wf_act_args a = {.kind = WF_ACT_UNDO_FOLLOW, .from = *from, .follow_seq = follow_seq};
+    if (p)
+        a.p = *p;
+    return wf_act_json(c, &a, err);
+}

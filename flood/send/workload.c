@@ -14,14 +14,6 @@
 #include "flood/core/url.h"
 #include "webfinger/activity.h"
 
-uint64_t workload_rng(uint64_t *x)
-{
-    uint64_t z = (*x += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
-
 /* Uniform in [0, n), n > 0. The modulo bias is below 2^-40 for every n flood uses. */
 static uint64_t below(uint64_t *rng, uint64_t n)
 {
@@ -332,11 +324,6 @@ void workload_free(struct workload *w)
     free(w->dense);
     pthread_mutex_destroy(&w->lock);
     free(w);
-}
-
-uint64_t workload_id_seq(const struct workload *w, uint64_t seq)
-{
-    return ((uint64_t)w->run << WORKLOAD_RUN_SHIFT) | (seq & SEQ_MASK);
 }
 
 uint64_t workload_built(struct workload *w, uint64_t by_op[OP__COUNT])

@@ -11,6 +11,19 @@
 #include "webfinger/activity.h"
 #include "webfinger/content.h"
 
+uint64_t workload_rng(uint64_t *x)
+{
+    uint64_t z = (*x += UINT64_C(0x9e3779b97f4a7c15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+
+uint64_t workload_id_seq(const struct workload *w, uint64_t seq)
+{
+    return ((uint64_t)w->run << WORKLOAD_RUN_SHIFT) | (seq & SEQ_MASK);
+}
+
 /* ---- records --------------------------------------------------------------------------- */
 
 struct entry *workload_entry(struct workload *w, uint64_t seq, int create)
