@@ -10,4 +10,8 @@ for b in scripts/bench_start.sh scripts/bench_crowd.sh scripts/bench_sign.sh scr
     "$b" || status=1
     echo
 done
+# building bodies against signing them (ratios; the aim is building under a tenth of signing)
+echo "== build/tools/bench_build"
+make -s build/tools/bench_build >/dev/null 2>&1 && build/tools/bench_build 2 || status=1
+echo
 exit $status

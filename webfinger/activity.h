@@ -78,25 +78,91 @@ json_t *wf_act_undo_follow(const struct wf_crowd *c, const struct wf_act_from *f
                            uint64_t follow_seq, const struct wf_persona_ref *p,
                            struct flood_err *err) FLOOD_WUR;
 
-/* ---- the same documents as text, without jansson (the sender's hot path) --------------- */
+/* ---- every activity, as a tree or as text ---------------------------------------------
+ *
+ * One builder per kind (activity_build.c), written once against a writer with two
+ * backends (webfinger/jout.h): wf_act_json gives the jansson tree, wf_act_text compact
+ * JSON text byte-equal to json_dumps(tree, JSON_COMPACT | JSON_PRESERVE_ORDER), written
+ * directly (a tenth of the cost: the sender's hot path). What each kind sends, and why, is
+ * in activity_build.c; INTEROP.md ("Activities", "What a server does") is the source. */
 
-enum wf_act_kind { WF_ACT_CREATE, WF_ACT_NOTE, WF_ACT_LIKE, WF_ACT_FOLLOW, WF_ACT_UNDO_FOLLOW };
+enum wf_act_kind {
+    WF_ACT_CREATE,      /* Create(Note) (a reply when in_reply_to is set) */
+    WF_ACT_NOTE,        /* the Note alone (as served at its id): CREATE with object_only */
+    WF_ACT_LIKE,        /* Like of object_id */
+    WF_ACT_FOLLOW,      /* Follow of the persona */
+    WF_ACT_UNDO_FOLLOW, /* Undo of the Follow numbered follow_seq, embedded */
+    WF_ACT_ANNOUNCE,    /* Announce of object_id (by object_author) */
+    WF_ACT_UPDATE_NOTE, /* Update of note ref_seq: the Note again with `updated` */
+    WF_ACT_DELETE_NOTE, /* Delete of note ref_seq, object a Tombstone */
+    WF_ACT_QUESTION,    /* Create(Question): a poll (object_only: the Question alone) */
+    WF_ACT_VOTE,        /* Create(Note) with name = option `choice` of poll object_id */
+    WF_ACT_EMOJI_REACT, /* EmojiReact of object_id: content a unicode emoji or :shortcode: */
+    WF_ACT_UNDO,        /* Undo of activity ref_seq of kind undo_kind (LIKE, ANNOUNCE,
+                           EMOJI_REACT), embedded whole */
+    WF_ACT__COUNT
+};
+
+struct wf_post;
+
+/* A poll's state. Option names are wf_poll_option(i). */
+#define WF_POLL_OPTIONS_MAX 4
+struct wf_poll {
+    int multiple; /* anyOf (several choices) instead of oneOf */
+    unsigned n;   /* options, 2..WF_POLL_OPTIONS_MAX */
+    uint64_t votes[WF_POLL_OPTIONS_MAX];
+    uint64_t voters;
+    time_t end; /* endTime */
+};
+const char *wf_poll_option(unsigned i);
 
 struct wf_act_args {
     enum wf_act_kind kind;
     struct wf_act_from from;
     struct wf_persona_ref p;
-    time_t published;      /* CREATE, NOTE */
-    const char *object_id; /* LIKE */
+    time_t published;      /* CREATE, NOTE, QUESTION, VOTE, ANNOUNCE; UPDATE_NOTE: the
+                              note's original publication */
+    const char *object_id; /* LIKE, ANNOUNCE, EMOJI_REACT; VOTE: the poll */
     uint64_t follow_seq;   /* UNDO_FOLLOW */
     int with_context;      /* NOTE, FOLLOW ("@context" present) */
+    /* the rest: zero gives the historical forms */
+    int object_only;            /* CREATE, QUESTION, VOTE: the object alone, with @context */
+    const struct wf_post *post; /* CREATE, QUESTION, UPDATE_NOTE: content; NULL = plain */
+    const char *in_reply_to;    /* CREATE: the parent's id */
+    const char *object_author;  /* ANNOUNCE: cc'd; VOTE: the poll's author, addressed */
+    uint64_t ref_seq;           /* UPDATE_NOTE, DELETE_NOTE: the note; UNDO: the activity */
+    time_t updated;             /* UPDATE_NOTE */
+    const struct wf_poll *poll; /* QUESTION */
+    unsigned choice;            /* VOTE */
+    const char *reaction;       /* EMOJI_REACT: a unicode emoji, or NULL for custom */
+    unsigned emoji;             /* EMOJI_REACT custom: wf_content_emoji(emoji) */
+    enum wf_act_kind undo_kind; /* UNDO */
 };
 
-/* The document a builder above makes, as compact JSON text byte-equal to
- * json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER) of the builder's result, written
- * directly (a tenth of the cost). A new string (free) with its length in *len (may be
- * NULL), or NULL and err (a persona string that is not UTF-8, a Like without object). */
+/* The document of a, as a new jansson reference (json_decref), or NULL and err (a persona
+ * string that is not UTF-8, a kind without its object). */
+json_t *wf_act_json(const struct wf_crowd *c, const struct wf_act_args *a,
+                    struct flood_err *err) FLOOD_WUR;
+/* The same document as compact JSON text: a new string (free) with its length in *len (may
+ * be NULL), or NULL and err. */
 char *wf_act_text(const struct wf_crowd *c, const struct wf_act_args *a, size_t *len,
                   struct flood_err *err) FLOOD_WUR;
+
+/* Update(Person) of actor (instance, actor) at revision rev: actor_doc is the actor's
+ * document (borrowed; its revision-0 form as wf_actor renders it) and is embedded with the
+ * revision applied (wf_actor_revise). id the activity URL of seq. A new reference. */
+json_t *wf_act_update_actor(const struct wf_crowd *c, const struct wf_act_from *from,
+                            const json_t *actor_doc, uint32_t rev, time_t published,
+                            const char *persona_actor, struct flood_err *err) FLOOD_WUR;
+/* Apply revision rev (>= 1) of an actor to its document (in place): `name` becomes
+ * "userN (rev R)", `icon` a new avatar (an Image whose url is a wf_media_url of
+ * wf_actor_rev_avatar's image), and `updated` is set to when. Revision 0 leaves doc. The
+ * crowd renders a revised actor this way (flood/send/workload.h,
+ * workload_actor_revision). 0, or -1 when doc is not an object. */
+int wf_actor_revise(const struct wf_crowd *c, int instance, int actor, uint32_t rev, time_t when,
+                    json_t *doc);
+/* The avatar image of revision rev (>= 1): square, about WF_AVATAR_BYTES, its own id. */
+struct wf_media;
+void wf_actor_rev_avatar(int instance, int actor, uint32_t rev, struct wf_media *m);
 
 #endif

@@ -291,8 +291,13 @@ static int run_target(struct run *r, struct flood_err *err)
     if (!r->in)
         return -1;
     atomic_store(&r->hctx.in, r->in);
-    struct workload_opts wo = {
-        .seed = ro->seed, .personal_inbox = ro->personal_inbox, .inbox_url = ro->inbox};
+    struct workload_opts wo = {.seed = ro->seed,
+                               .personal_inbox = ro->personal_inbox,
+                               .inbox_url = ro->inbox,
+                               .content = &ro->content,
+                               .reply_depth = ro->reply_depth,
+                               .unseen_pct = ro->unseen_pct,
+                               .undo_pct = ro->undo_pct};
     memcpy(wo.mix, ro->mix, sizeof(wo.mix));
     r->w = workload_new_at(r->crowd, &wo, r->personas, r->n_personas, time(NULL), err);
     if (!r->w)

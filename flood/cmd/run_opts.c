@@ -48,6 +48,11 @@ enum {
     RUN_OPT_METRICS,
     RUN_OPT_METRICS_HOLD,
     RUN_OPT_EXPECT,
+    RUN_OPT_CONTENT,
+    RUN_OPT_CONTENT_OPT,
+    RUN_OPT_REPLY_DEPTH,
+    RUN_OPT_UNSEEN,
+    RUN_OPT_UNDO_SHARE,
 };
 
 static const struct option run_own_options[] = {
@@ -57,6 +62,11 @@ static const struct option run_own_options[] = {
     {"stages", required_argument, NULL, RUN_OPT_STAGES},
     {"arrival", required_argument, NULL, RUN_OPT_ARRIVAL},
     {"mix", required_argument, NULL, RUN_OPT_MIX},
+    {"content", required_argument, NULL, RUN_OPT_CONTENT},
+    {"content-opt", required_argument, NULL, RUN_OPT_CONTENT_OPT},
+    {"reply-depth", required_argument, NULL, RUN_OPT_REPLY_DEPTH},
+    {"unseen", required_argument, NULL, RUN_OPT_UNSEEN},
+    {"undo-share", required_argument, NULL, RUN_OPT_UNDO_SHARE},
     {"seed", required_argument, NULL, RUN_OPT_SEED},
     {"signers", required_argument, NULL, RUN_OPT_SIGNERS},
     {"sign", required_argument, NULL, RUN_OPT_SIGN},
@@ -114,7 +124,20 @@ static const char run_help[] =
     "  --arrival A          constant (default: evenly spaced) or poisson (exponential gaps\n"
     "                       from --seed)\n"
     "  --mix M              create=70,like=20,follow=10 (default; like=0 when nothing can be\n"
-    "                       liked), undo=N too\n"
+    "                       liked); also undo, announce, reply, update, delete,\n"
+    "                       update-actor, question, vote, emoji-react (README: what each sends)\n"
+    "  --content P          what posts carry: plain (default: one mention, short), default\n"
+    "                       (realistic: length, mentions, hashtags, visibility, CWs,\n"
+    "                       languages, emoji, links, media), heavy (more, bigger media)\n"
+    "  --content-opt K=V,.. change one part of the profile: length=MEDIAN, length-max=N,\n"
+    "                       mentions=A-B, hashtags=A-B, zipf=S, visibility=PUB/UNL/FOL/DIR,\n"
+    "                       cw=P%, emoji=P%, links=P%, media=P%, media-count=N,\n"
+    "                       media-size=BYTES (median, k/m), media-max=BYTES\n"
+    "  --reply-depth D      unseen crowd parents of a reply's chain (default 3)\n"
+    "  --unseen P           % of announces and replies whose object is a crowd note the\n"
+    "                       target never saw, so it must fetch it (default 50)\n"
+    "  --undo-share P       % of like/announce/emoji-react sent as the Undo of an earlier one\n"
+    "                       (default 0)\n"
     "  --seed N             the run's seed (default 1): the same seed sends the same run\n"
     "  --max-inflight N     beyond N requests in flight, shed and count (default 10000)\n"
     "  --timeout T          per request (default 10s)\n"
@@ -249,6 +272,34 @@ static int run_opt_load(struct run_opts *ro, int id, const char *arg, struct flo
         if (workload_parse_mix(arg, ro->mix, e))
             return -1;
         return 0;
+    case RUN_OPT_CONTENT:
+        ro->content_s = arg;
+        return wf_content_profile(arg, &ro->content, e) ? -1 : 0;
+    case RUN_OPT_CONTENT_OPT:
+        ro->content_opt_s = arg;
+        return 0;
+    case RUN_OPT_REPLY_DEPTH:
+    case RUN_OPT_UNSEEN:
+    case RUN_OPT_UNDO_SHARE: {
+        uint64_t max = id == RUN_OPT_REPLY_DEPTH ? 64 : 100;
+        char tmp[32];
+        snprintf(tmp, sizeof(tmp), "%s", arg);
+        size_t n = strlen(tmp);
+        if (n && tmp[n - 1] == '%' && id != RUN_OPT_REPLY_DEPTH)
+            tmp[n - 1] = '\0';
+        if (parse_u64(tmp, id == RUN_OPT_REPLY_DEPTH ? 1 : 0, max, &u)) {
+            flood_err_set(e, FLOOD_EINVAL, "--%s: expected 0..%u, got '%s'",
+                          id == RUN_OPT_REPLY_DEPTH ? "reply-depth"
+                          : id == RUN_OPT_UNSEEN    ? "unseen"
+                                                    : "undo-share",
+                          (unsigned)max, arg);
+            return -1;
+        }
+        *(id == RUN_OPT_REPLY_DEPTH ? &ro->reply_depth
+          : id == RUN_OPT_UNSEEN    ? &ro->unseen_pct
+                                    : &ro->undo_pct) = (unsigned)u;
+        return 0;
+    }
     case RUN_OPT_SEED:
         if (parse_u64(arg, 0, UINT64_MAX, &ro->seed)) {
             flood_err_set(e, FLOOD_EINVAL, "--seed: expected an unsigned number, got '%s'", arg);
@@ -513,6 +564,10 @@ void run_opts_init(struct run_opts *ro)
     ro->accept_wait_ms = -1;
     ro->lookahead_s = 1.0;
     ro->arrival = SCHED_CONSTANT;
+    ro->reply_depth = 3;
+    ro->unseen_pct = 50;
+    if (wf_content_profile("plain", &ro->content, NULL) < 0)
+        abort();
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     ro->signers = cores > 1 ? (int)(cores - 1) : 1;
     ro->resolve_j = json_array();
@@ -567,6 +622,13 @@ int run_opts_settle(struct run_opts *ro, struct crowd_opts *co, struct sched *sc
         if (ro->n_like == 0 && ro->n_personas == 0)
             ro->mix[OP_LIKE] = 0; /* nothing to like */
     }
+    if (ro->content_opt_s) {
+        /* options change the named profile; plain has no parts: start from default */
+        if (ro->content.plain && wf_content_profile("default", &ro->content, &err))
+            goto bad;
+        if (wf_content_opt(&ro->content, ro->content_opt_s, &err))
+            goto bad;
+    }
     if (crowd_opts_check(co, &err))
         goto bad;
     if (!ro->out) {
@@ -597,6 +659,12 @@ json_t *run_opts_config_json(const struct run_opts *ro, const struct crowd_opts 
     for (int i = 0; i < OP__COUNT; i++)
         json_object_set_new(mix, op_name((enum op_kind)i), json_integer(ro->mix[i]));
     json_object_set_new(c, "mix", mix);
+    json_object_set_new(c, "content", json_string(ro->content_s ? ro->content_s : "plain"));
+    json_object_set_new(c, "content_opt",
+                        ro->content_opt_s ? json_string(ro->content_opt_s) : json_null());
+    json_object_set_new(c, "reply_depth", json_integer(ro->reply_depth));
+    json_object_set_new(c, "unseen_pct", json_integer(ro->unseen_pct));
+    json_object_set_new(c, "undo_share_pct", json_integer(ro->undo_pct));
     json_object_set_new(c, "seed", json_integer((json_int_t)ro->seed));
     json_object_set_new(c, "signers", json_integer(ro->signers));
     json_object_set_new(c, "sign", json_string(ro->sign_s ? ro->sign_s : "cavage"));

@@ -15,6 +15,7 @@
 #include "flood/send/sender.h"
 #include "flood/send/signer.h"
 #include "flood/send/workload.h"
+#include "webfinger/content.h"
 
 /* Everything flood run was told. Strings point into argv unless said; the lists are owned
  * (run_opts_free). */
@@ -26,6 +27,9 @@ struct run_opts {
     enum sched_arrival arrival;
     const char *mix_s;
     unsigned mix[OP__COUNT];
+    const char *content_s, *content_opt_s; /* --content, --content-opt */
+    struct wf_content_profile content;     /* settled from them */
+    unsigned reply_depth, unseen_pct, undo_pct;
     uint64_t seed;
     int signers;
     const char *sign_s;

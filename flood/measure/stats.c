@@ -10,7 +10,9 @@
 
 const char *op_name(enum op_kind op)
 {
-    static const char *const names[OP__COUNT] = {"create", "like", "follow", "undo"};
+    static const char *const names[OP__COUNT] = {
+        "create", "like",   "follow",       "undo",     "announce", "reply",
+        "update", "delete", "update-actor", "question", "vote",     "emoji-react"};
     return (unsigned)op < OP__COUNT ? names[op] : "?";
 }
 

@@ -17,9 +17,24 @@
 #include "flood/measure/probes.h"
 
 /* The operations the sender measures, each with its own counters and histograms. */
-enum op_kind { OP_CREATE = 0, OP_LIKE, OP_FOLLOW, OP_UNDO, OP__COUNT };
+enum op_kind {
+    OP_CREATE = 0,
+    OP_LIKE,
+    OP_FOLLOW,
+    OP_UNDO,
+    OP_ANNOUNCE,
+    OP_REPLY,
+    OP_UPDATE,
+    OP_DELETE,
+    OP_UPDATE_ACTOR,
+    OP_QUESTION,
+    OP_VOTE,
+    OP_EMOJI_REACT,
+    OP__COUNT
+};
 
-/* "create", "like", "follow", "undo" */
+/* "create", "like", "follow", "undo", "announce", "reply", "update", "delete",
+ * "update-actor", "question", "vote", "emoji-react" */
 const char *op_name(enum op_kind op);
 
 /* Outcome of one request. The transport kinds add up to "transport" in run.json. */

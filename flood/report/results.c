@@ -443,7 +443,7 @@ static void row(FILE *f, const char *name, const struct stats_counts *c, const s
 {
     uint64_t rej = c->completed - ok_of(c->outcomes) - err_of(c->outcomes);
     fprintf(f,
-            "%-8s %9" PRIu64 " %9" PRIu64 " %7" PRIu64 " %9" PRIu64 " %7" PRIu64 " %7" PRIu64
+            "%-12s %9" PRIu64 " %9" PRIu64 " %7" PRIu64 " %9" PRIu64 " %7" PRIu64 " %7" PRIu64
             " %7" PRIu64 " %7" PRIu64 " %9.1f %9.1f %9.1f\n",
             name, c->scheduled, c->sent, c->shed, ok_of(c->outcomes), c->outcomes[OUT_429], rej,
             err_of(c->outcomes), c->unfinished, hist_value_at_percentile(lat, 50) / 1000.0,
@@ -452,7 +452,7 @@ static void row(FILE *f, const char *name, const struct stats_counts *c, const s
 
 void results_print_table(FILE *f, const struct stats *st, const struct results_info *ri)
 {
-    fprintf(f, "%-8s %9s %9s %7s %9s %7s %7s %7s %7s %9s %9s %9s\n", "op", "scheduled", "sent",
+    fprintf(f, "%-12s %9s %9s %7s %9s %7s %7s %7s %7s %9s %9s %9s\n", "op", "scheduled", "sent",
             "shed", "ok", "429", "rej", "errors", "unfin", "p50 ms", "p99 ms", "max ms");
     for (int i = 0; i < OP__COUNT; i++) {
         const struct stats_op *o = &st->op[i];

@@ -2,7 +2,7 @@
  * functions of (seed, seq); the only state is the table of followed pairs (for the
  * Follow/Undo pairing) and a 16-byte record per built activity, from which the object hook
  * rebuilds the exact JSON that was sent. */
-#include "flood/send/workload.h"
+#include "flood/send/workload_int.h"
 
 #include <inttypes.h>
 #include <limits.h>
@@ -14,82 +14,10 @@
 #include "flood/core/url.h"
 #include "webfinger/activity.h"
 
-#define RUN_BITS      24
-#define SEQ_MASK      ((UINT64_C(1) << WORKLOAD_RUN_SHIFT) - 1)
-#define CHUNK_SHIFT   16 /* 65536 records (1 MiB) per chunk */
-#define CHUNK_LEN     ((size_t)1 << CHUNK_SHIFT)
-#define PERSONA_BITS  29
-#define PERSONA_MASK  ((UINT32_C(1) << PERSONA_BITS) - 1)
-#define OUTBOX_RECENT 20
-#define ACTORS_MAX    (UINT32_C(1) << 24) /* crowd actors the per-actor tables cover */
-
-/* One built activity. ref: a Like's post index, an Undo's distance back to its Follow. */
-struct entry {
-    uint32_t actor_idx;  /* crowd_actor_index */
-    uint32_t persona_op; /* (op + 1) << PERSONA_BITS | persona; 0: not built */
-    uint32_t ref;
-    int32_t t_off; /* published - start, seconds */
-};
-
-/* A persona as the builders see it, with the placeholder filled in. */
-struct pref {
-    char *actor, *mention; /* owned */
-    const char *inbox;     /* borrowed (or w->o.inbox_url) */
-    char *const *posts;
-    size_t n_posts;
-    int index; /* index given back in workload_item.persona, -1 for the placeholder */
-};
-
-struct outbox {
-    uint64_t total;
-    uint64_t recent[OUTBOX_RECENT]; /* ring of the last Creates' seqs */
-};
-
-/* Followed pairs: an open-addressing map from pair key to its place in a dense array (so
- * that a uniform draw among followed pairs is one index). */
-struct pair {
-    uint64_t key; /* actor_idx << 32 | persona */
-    uint64_t follow_seq;
-};
-
-struct workload {
-    struct crowd *crowd;
-    struct workload_opts o;
-    uint32_t run;
-    time_t start;
-    struct pref *p;
-    size_t n_p;
-    uint32_t *likeable; /* persona indexes with posts */
-    size_t n_likeable;
-    unsigned mix_total;
-
-    pthread_mutex_t lock; /* everything below */
-    struct entry **chunks;
-    size_t n_chunks;
-    uint64_t count; /* records allocated (highest seq built + 1) */
-    uint64_t built, by_op[OP__COUNT];
-    uint64_t next_seq;
-    struct outbox **outboxes; /* per actor index, allocated on first Create */
-    uint64_t n_actor_idx;
-    uint64_t *map; /* key + 1, 0 = empty */
-    uint32_t *map_val;
-    size_t map_cap;
-    struct pair *dense;
-    size_t n_dense, dense_cap;
-};
-
-static uint64_t splitmix64(uint64_t *x)
-{
-    uint64_t z = (*x += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
-
 /* Uniform in [0, n), n > 0. The modulo bias is below 2^-40 for every n flood uses. */
 static uint64_t below(uint64_t *rng, uint64_t n)
 {
-    return splitmix64(rng) % n;
+    return workload_rng(rng) % n;
 }
 
 int workload_parse_mix(const char *s, unsigned mix[OP__COUNT], struct flood_err *err)
@@ -109,7 +37,9 @@ int workload_parse_mix(const char *s, unsigned mix[OP__COUNT], struct flood_err 
                 op = i;
         if (op < 0 || p[n] != '=') {
             flood_err_set(err, FLOOD_EINVAL,
-                          "workload: --mix: unknown entry '%.*s' (want create|like|follow|undo=N)",
+                          "workload: --mix: unknown entry '%.*s' (want create|like|follow|undo|"
+                          "announce|reply|update|delete|update-actor|question|vote|"
+                          "emoji-react=N)",
                           (int)(n > 40 ? 40 : n), p);
             return -1;
         }
@@ -145,7 +75,7 @@ int workload_parse_mix(const char *s, unsigned mix[OP__COUNT], struct flood_err 
 static size_t map_slot(uint64_t key, size_t cap)
 {
     uint64_t x = key;
-    return (size_t)(splitmix64(&x) & (cap - 1));
+    return (size_t)(workload_rng(&x) & (cap - 1));
 }
 
 static void map_grow(struct workload *w)
@@ -227,83 +157,6 @@ static void pair_remove_slot(struct workload *w, size_t j)
     w->map[hole] = 0;
 }
 
-/* ---- records --------------------------------------------------------------------------- */
-
-static struct entry *entry_at(struct workload *w, uint64_t seq, int create)
-{
-    size_t c = (size_t)(seq >> CHUNK_SHIFT);
-    if (c >= w->n_chunks) {
-        if (!create)
-            return NULL;
-        size_t n = w->n_chunks ? w->n_chunks : 16;
-        while (n <= c)
-            n *= 2;
-        w->chunks = flood_xrealloc(w->chunks, n * sizeof(*w->chunks));
-        memset(w->chunks + w->n_chunks, 0, (n - w->n_chunks) * sizeof(*w->chunks));
-        w->n_chunks = n;
-    }
-    if (!w->chunks[c]) {
-        if (!create)
-            return NULL;
-        w->chunks[c] = flood_xcalloc(CHUNK_LEN, sizeof(struct entry));
-    }
-    return &w->chunks[c][seq & (CHUNK_LEN - 1)];
-}
-
-static enum op_kind entry_op(const struct entry *e)
-{
-    return (enum op_kind)((e->persona_op >> PERSONA_BITS) - 1);
-}
-
-static uint32_t entry_persona(const struct entry *e)
-{
-    return e->persona_op & PERSONA_MASK;
-}
-
-static void actor_of_index(const struct crowd *c, uint32_t idx, int *instance, int *actor)
-{
-    uint32_t per = (uint32_t)c->opts.actors + 1;
-    *instance = (int)(idx / per) + 1;
-    *actor = (int)(idx % per);
-}
-
-/* The JSON text of record e (activity seq), or with note set the Note of a Create: the same
- * bytes every time, so a GET serves exactly what was sent. A new string, or NULL and err. */
-static char *render(struct workload *w, uint64_t seq, const struct entry *e, int note, size_t *len,
-                    struct flood_err *err)
-{
-    const struct pref *p = &w->p[entry_persona(e)];
-    struct wf_act_args a = {.p = {p->actor, p->mention}, .with_context = 1};
-    actor_of_index(w->crowd, e->actor_idx, &a.from.instance, &a.from.actor);
-    a.from.seq = workload_id_seq(w, seq);
-    a.published = w->start + (time_t)e->t_off;
-    switch (entry_op(e)) {
-    case OP_CREATE:
-        a.kind = note ? WF_ACT_NOTE : WF_ACT_CREATE;
-        break;
-    case OP_LIKE:
-        if (e->ref >= p->n_posts) {
-            flood_err_set(err, FLOOD_EINVAL, "workload: post %u of a persona with %zu",
-                          (unsigned)e->ref, p->n_posts);
-            return NULL;
-        }
-        a.kind = WF_ACT_LIKE;
-        a.object_id = p->posts[e->ref];
-        break;
-    case OP_FOLLOW:
-        a.kind = WF_ACT_FOLLOW;
-        break;
-    case OP_UNDO:
-        a.kind = WF_ACT_UNDO_FOLLOW;
-        a.follow_seq = workload_id_seq(w, seq - e->ref);
-        break;
-    default:
-        flood_err_set(err, FLOOD_EINVAL, "workload: no activity %" PRIu64, seq);
-        return NULL;
-    }
-    return wf_act_text(&w->crowd->wf, &a, len, err);
-}
-
 /* ---- creation -------------------------------------------------------------------------- */
 
 /* "scheme://host[:port]" of an http(s) url into a new string, or NULL. */
@@ -383,13 +236,24 @@ struct workload *workload_new_at(struct crowd *crowd, const struct workload_opts
     w->mix_total = total;
     w->n_actor_idx = n_idx;
     uint64_t h = o->seed ^ UINT64_C(0x666c6f6f64);
-    uint32_t seed7 = (uint32_t)(splitmix64(&h) & 0x7f);
+    uint32_t seed7 = (uint32_t)(workload_rng(&h) & 0x7f);
     w->run = (seed7 << 17) | (uint32_t)((uint64_t)start & 0x1ffff);
     pthread_mutex_init(&w->lock, NULL);
     w->n_p = n_personas ? n_personas : 1;
     w->p = flood_xcalloc(w->n_p, sizeof(*w->p));
     w->likeable = flood_xcalloc(w->n_p, sizeof(*w->likeable));
     w->outboxes = flood_xcalloc((size_t)n_idx, sizeof(*w->outboxes));
+    w->revs = flood_xcalloc((size_t)n_idx, sizeof(*w->revs));
+    w->n_flat = (uint32_t)crowd->opts.instances * (uint32_t)crowd->opts.actors;
+    w->depth = o->reply_depth ? o->reply_depth : 3;
+    if (w->depth > w->n_flat - 1)
+        w->depth = w->n_flat - 1; /* each unseen parent by another actor */
+    w->content = o->content && !o->content->plain ? o->content : NULL;
+    if (w->content) {
+        w->crowd_content = *w->content;
+    } else if (wf_content_profile("default", &w->crowd_content, err) < 0) {
+        goto fail;
+    }
 
     for (size_t i = 0; i < w->n_p; i++) {
         struct pref *r = &w->p[i];
@@ -422,12 +286,15 @@ struct workload *workload_new_at(struct crowd *crowd, const struct workload_opts
         if (r->n_posts)
             w->likeable[w->n_likeable++] = (uint32_t)i;
     }
-    if (o->mix[OP_LIKE] > 0 && w->n_likeable == 0) {
-        flood_err_set(err, FLOOD_EINVAL,
-                      "workload: --mix like=%u but no post to like: give --like-object URL or "
-                      "personas whose outbox has posts",
-                      o->mix[OP_LIKE]);
-        goto fail;
+    static const enum op_kind need_posts[] = {OP_LIKE, OP_EMOJI_REACT};
+    for (size_t i = 0; i < sizeof(need_posts) / sizeof(need_posts[0]); i++) {
+        if (o->mix[need_posts[i]] > 0 && w->n_likeable == 0) {
+            flood_err_set(err, FLOOD_EINVAL,
+                          "workload: --mix %s=%u but no post to react to: give --like-object "
+                          "URL or personas whose outbox has posts",
+                          op_name(need_posts[i]), o->mix[need_posts[i]]);
+            goto fail;
+        }
     }
     return w;
 fail:
@@ -451,16 +318,12 @@ void workload_free(struct workload *w)
     for (uint64_t i = 0; i < w->n_actor_idx; i++)
         free(w->outboxes[i]);
     free(w->outboxes);
+    free(w->revs);
     free(w->map);
     free(w->map_val);
     free(w->dense);
     pthread_mutex_destroy(&w->lock);
     free(w);
-}
-
-uint64_t workload_id_seq(const struct workload *w, uint64_t seq)
-{
-    return ((uint64_t)w->run << WORKLOAD_RUN_SHIFT) | (seq & SEQ_MASK);
 }
 
 uint64_t workload_built(struct workload *w, uint64_t by_op[OP__COUNT])
@@ -474,6 +337,106 @@ uint64_t workload_built(struct workload *w, uint64_t by_op[OP__COUNT])
 }
 
 /* ---- building -------------------------------------------------------------------------- */
+
+/* A reaction (Like, Announce, EmojiReact) drawn with undo_pct: the Undo of an earlier one
+ * (1, op and the rest rewritten), or 0 and this one remembered for a later Undo. */
+static int maybe_undo(struct workload *w, uint64_t *rng, uint64_t seq, enum op_kind *op,
+                      uint32_t *idx, uint32_t *persona, uint32_t *ref, uint32_t *flags)
+{
+    if (w->o.undo_pct == 0)
+        return 0;
+    if (w->n_react > 0 && below(rng, 100) < w->o.undo_pct) {
+        size_t d = (size_t)below(rng, w->n_react);
+        uint64_t t = w->react[d];
+        w->react[d] = w->react[--w->n_react];
+        const struct entry *te = workload_entry(w, t, 0);
+        if (te && seq - t <= UINT32_MAX) {
+            *op = OP_UNDO;
+            *idx = te->actor_idx;
+            *persona = workload_entry_persona(te);
+            *ref = (uint32_t)(seq - t);
+            *flags = F_UNDO_REACT;
+            return 1;
+        }
+    }
+    if (w->n_react < REACT_RING)
+        w->react[w->n_react++] = seq;
+    else
+        w->react[below(rng, REACT_RING)] = seq;
+    return 0;
+}
+
+/* One of the sender's recent Creates still standing, or -1. */
+static int64_t recent_create(struct workload *w, uint64_t *rng, uint32_t idx)
+{
+    const struct outbox *ob = w->outboxes[idx];
+    if (!ob || ob->total == 0)
+        return -1;
+    uint64_t n = ob->total < OUTBOX_RECENT ? ob->total : OUTBOX_RECENT;
+    for (int tries = 0; tries < 4; tries++) {
+        uint64_t t = ob->recent[below(rng, n)];
+        const struct entry *te = workload_entry(w, t, 0);
+        if (te && !(te->persona_op & F_DELETED))
+            return (int64_t)t;
+    }
+    return -1;
+}
+
+/* The choices of issue 12's kinds (see workload.h); op may fall back to a Create. */
+static void decide_more(struct workload *w, uint64_t *rng, uint64_t seq, enum op_kind *op,
+                        uint32_t *idx, uint32_t *persona, uint32_t *ref, uint32_t *flags)
+{
+    switch (*op) {
+    case OP_ANNOUNCE:
+    case OP_REPLY: {
+        int unseen = w->n_likeable == 0 || below(rng, 100) < w->o.unseen_pct;
+        if (unseen && w->depth == 0) {
+            if (w->n_likeable == 0) {
+                *op = OP_CREATE;
+                return;
+            }
+            unseen = 0;
+        }
+        if (unseen) {
+            *flags |= F_UNSEEN;
+        } else {
+            *persona = w->likeable[below(rng, w->n_likeable)];
+            *ref = (uint32_t)below(rng, w->p[*persona].n_posts);
+        }
+        if (*op == OP_ANNOUNCE)
+            maybe_undo(w, rng, seq, op, idx, persona, ref, flags);
+        return;
+    }
+    case OP_EMOJI_REACT:
+        *persona = w->likeable[below(rng, w->n_likeable)];
+        *ref = (uint32_t)below(rng, w->p[*persona].n_posts);
+        maybe_undo(w, rng, seq, op, idx, persona, ref, flags);
+        return;
+    case OP_VOTE:
+        if (w->depth == 0)
+            *op = OP_CREATE; /* a crowd of one actor has nobody to own the poll */
+        else
+            *flags |= F_UNSEEN;
+        return;
+    case OP_UPDATE:
+    case OP_DELETE: {
+        int64_t t = recent_create(w, rng, *idx);
+        if (t < 0 || seq - (uint64_t)t > UINT32_MAX) {
+            *op = OP_CREATE;
+            return;
+        }
+        *ref = (uint32_t)(seq - (uint64_t)t);
+        if (*op == OP_DELETE)
+            workload_entry(w, (uint64_t)t, 0)->persona_op |= F_DELETED;
+        return;
+    }
+    case OP_UPDATE_ACTOR:
+        *ref = ++w->revs[*idx].rev;
+        return;
+    default:
+        return;
+    }
+}
 
 /* Decide activity seq: fills e (under the lock; updates the followed pairs). */
 static void decide(struct workload *w, uint64_t seq, time_t when, struct entry *e)
@@ -491,11 +454,14 @@ static void decide(struct workload *w, uint64_t seq, time_t when, struct entry *
     int instance = 1 + (int)below(&rng, (uint64_t)w->crowd->opts.instances);
     int actor = 1 + (int)below(&rng, (uint64_t)w->crowd->opts.actors);
     uint32_t persona = (uint32_t)below(&rng, w->n_p);
-    uint32_t ref = 0;
+    uint32_t ref = 0, flags = 0;
     uint32_t idx = (uint32_t)crowd_actor_index(w->crowd, instance, actor);
     if (op == OP_LIKE) {
         persona = w->likeable[below(&rng, w->n_likeable)];
         ref = (uint32_t)below(&rng, w->p[persona].n_posts);
+        maybe_undo(w, &rng, seq, &op, &idx, &persona, &ref, &flags);
+    } else if (op > OP_UNDO) {
+        decide_more(w, &rng, seq, &op, &idx, &persona, &ref, &flags);
     } else if (op == OP_UNDO) {
         if (w->n_dense == 0) {
             op = OP_FOLLOW; /* nothing followed: documented fallback */
@@ -528,7 +494,9 @@ static void decide(struct workload *w, uint64_t seq, time_t when, struct entry *
     }
     int64_t off = (int64_t)when - (int64_t)w->start;
     e->actor_idx = idx;
-    e->persona_op = ((uint32_t)(op + 1) << PERSONA_BITS) | persona;
+    e->persona_op = flags | ((uint32_t)(op + 1) << PERSONA_BITS) | persona;
+    if (op == OP_UPDATE_ACTOR)
+        w->revs[idx].t_off = (int32_t)off;
     e->ref = ref;
     e->t_off = off > INT32_MAX ? INT32_MAX : off < INT32_MIN ? INT32_MIN : (int32_t)off;
 }
@@ -555,12 +523,12 @@ int workload_build_at(struct workload *w, uint64_t seq, time_t when, struct work
         return -1;
     }
     decide(w, seq, when, &e);
-    *entry_at(w, seq, 1) = e;
+    *workload_entry(w, seq, 1) = e;
     w->next_seq = seq + 1;
     w->count = seq + 1;
     w->built++;
-    w->by_op[entry_op(&e)]++;
-    if (entry_op(&e) == OP_CREATE) {
+    w->by_op[workload_entry_op(&e)]++;
+    if (workload_entry_op(&e) == OP_CREATE) {
         struct outbox **ob = &w->outboxes[e.actor_idx];
         if (!*ob)
             *ob = flood_xcalloc(1, sizeof(**ob));
@@ -570,13 +538,13 @@ int workload_build_at(struct workload *w, uint64_t seq, time_t when, struct work
     pthread_mutex_unlock(&w->lock);
 
     size_t len;
-    char *body = render(w, seq, &e, 0, &len, err);
+    char *body = workload_render(w, seq, &e, 0, &len, err);
     if (!body)
         return -1;
-    const struct pref *p = &w->p[entry_persona(&e)];
+    const struct pref *p = &w->p[workload_entry_persona(&e)];
     out->seq = seq;
-    out->op = entry_op(&e);
-    actor_of_index(w->crowd, e.actor_idx, &out->instance, &out->actor);
+    out->op = workload_entry_op(&e);
+    workload_actor_of_index(w->crowd, e.actor_idx, &out->instance, &out->actor);
     out->persona = p->index;
     out->inbox = flood_xstrdup(p->inbox);
     out->body = body;
@@ -593,115 +561,4 @@ void workload_item_free(struct workload_item *it)
     it->inbox = NULL;
     it->body = NULL;
     it->body_len = 0;
-}
-
-/* ---- serving --------------------------------------------------------------------------- */
-
-/* The record of an id seq sent by (instance, actor), copied into *e. 0, or -1. */
-static int lookup(struct workload *w, uint64_t id_seq, int instance, int actor, uint64_t *seq,
-                  struct entry *e)
-{
-    if ((id_seq >> WORKLOAD_RUN_SHIFT) != w->run || instance < 1 ||
-        instance > w->crowd->opts.instances || actor < 1 || actor > w->crowd->opts.actors)
-        return -1;
-    *seq = id_seq & SEQ_MASK;
-    int rc = -1;
-    pthread_mutex_lock(&w->lock);
-    const struct entry *p = *seq < w->count ? entry_at(w, *seq, 0) : NULL;
-    if (p && p->persona_op && p->actor_idx == crowd_actor_index(w->crowd, instance, actor)) {
-        *e = *p;
-        rc = 0;
-    }
-    pthread_mutex_unlock(&w->lock);
-    return rc;
-}
-
-static int serve_outbox(struct workload *w, const struct wf_route *r, struct wf_doc *out)
-{
-    uint64_t seqs[OUTBOX_RECENT], total = 0;
-    size_t n = 0;
-    if (r->actor >= 1 && r->actor <= w->crowd->opts.actors && r->instance >= 1 &&
-        r->instance <= w->crowd->opts.instances) {
-        pthread_mutex_lock(&w->lock);
-        const struct outbox *ob = w->outboxes[crowd_actor_index(w->crowd, r->instance, r->actor)];
-        if (ob) {
-            total = ob->total;
-            /* newest first, as Mastodon orders an outbox */
-            for (uint64_t k = 0; k < OUTBOX_RECENT && k < ob->total; k++)
-                seqs[n++] = ob->recent[(ob->total - 1 - k) % OUTBOX_RECENT];
-        }
-        pthread_mutex_unlock(&w->lock);
-    }
-    char urls[OUTBOX_RECENT][WF_URL_MAX];
-    const char *items[OUTBOX_RECENT];
-    for (size_t i = 0; i < n; i++) {
-        wf_activity_url(&w->crowd->wf, r->instance, r->actor, workload_id_seq(w, seqs[i]), urls[i]);
-        items[i] = urls[i];
-    }
-    wf_collection(&w->crowd->wf, r->instance, r->actor, WF_ROUTE_OUTBOX, items, n, (size_t)total,
-                  out);
-    return out->status;
-}
-
-int workload_object_hook(void *ctx, const struct server_req *req, struct wf_doc *out)
-{
-    struct workload *w = ctx;
-    if (!w || !req)
-        return 0;
-    const struct wf_route *r = &req->route;
-    if (r->kind == WF_ROUTE_OUTBOX)
-        return serve_outbox(w, r, out);
-    if (r->kind != WF_ROUTE_NOTE && r->kind != WF_ROUTE_ACTIVITY)
-        return 0;
-    uint64_t seq;
-    struct entry e;
-    if (lookup(w, r->seq, r->instance, r->actor, &seq, &e) < 0 ||
-        (r->kind == WF_ROUTE_NOTE && entry_op(&e) != OP_CREATE)) {
-        wf_error(404, "no such object", out);
-        return 404;
-    }
-    struct flood_err err = {0};
-    size_t len;
-    char *body = render(w, seq, &e, r->kind == WF_ROUTE_NOTE, &len, &err);
-    if (!body) {
-        wf_error(500, err.msg, out);
-        return 500;
-    }
-    out->status = 200;
-    out->content_type = WF_CT_ACTIVITY;
-    out->body = body;
-    out->len = len;
-    return 200;
-}
-
-int64_t workload_follow_seq(struct workload *w, const char *follow_id)
-{
-    const char *p = follow_id ? strstr(follow_id, "://") : NULL;
-    if (!w || !p)
-        return -1;
-    /* the id must be exactly our URL: same scheme, host and path as wf_activity_url. Matched
-     * by hand, not url_split: it runs for every Accept/Reject and any other text is refused */
-    size_t scheme_len = (size_t)(p - follow_id);
-    if (!w->crowd->wf.scheme || strlen(w->crowd->wf.scheme) != scheme_len ||
-        strncmp(follow_id, w->crowd->wf.scheme, scheme_len) != 0)
-        return -1;
-    const char *host = p + 3;
-    size_t host_len = strcspn(host, "/?#");
-    const char *path = host + host_len;
-    if (path[strcspn(path, "?#")] != '\0')
-        return -1;
-    int instance = wf_instance_of_host_n(&w->crowd->wf, host, host_len, WF_PORT_PUBLIC);
-    struct wf_route r;
-    if (!instance || wf_route_path(&w->crowd->wf, instance, path, strlen(path), &r) != 0 ||
-        r.kind != WF_ROUTE_ACTIVITY)
-        return -1;
-    char want[WF_URL_MAX];
-    wf_activity_url(&w->crowd->wf, r.instance, r.actor, r.seq, want);
-    if (strcmp(want, follow_id) != 0)
-        return -1;
-    uint64_t seq;
-    struct entry e;
-    if (lookup(w, r.seq, r.instance, r.actor, &seq, &e) < 0 || entry_op(&e) != OP_FOLLOW)
-        return -1;
-    return (int64_t)seq;
 }

@@ -26,11 +26,20 @@ struct persona {
     size_t n_posts;
 };
 
+struct wf_content_profile;
+
 struct workload_opts {
     uint64_t seed;
     unsigned mix[OP__COUNT]; /* weights; --mix create=70,like=20,follow=10[,undo=N] */
     int personal_inbox;      /* send to the persona's own inbox, not the shared one */
     const char *inbox_url;   /* --inbox URL: every activity there, no discovery */
+    /* issue 12; zero keeps the historical traffic */
+    const struct wf_content_profile *content; /* borrowed; NULL = plain */
+    unsigned reply_depth;                     /* a reply's chain of unseen crowd parents (0: 3) */
+    unsigned unseen_pct; /* % of announces and replies whose object is an unseen crowd note
+                            (the rest: a persona's post; all unseen when none is known) */
+    unsigned undo_pct;   /* % of like/announce/emoji-react draws sent as the Undo of an
+                            earlier one (Undo counted as "undo") */
 };
 
 /* One built activity, ready to sign. Strings are owned by the item (workload_item_free). */
@@ -63,6 +72,12 @@ void workload_item_free(struct workload_item *it);
  * every built activity and note at its id, and the actors' outboxes. */
 int workload_object_hook(void *ctx, const struct server_req *req, struct wf_doc *out);
 
+/* The revision of a crowd actor's document: 0 until this run sends an Update(Person) for
+ * it, then the number of updates sent (the crowd renders the actor with wf_actor_revise
+ * and this revision, so a target that refetches sees what the Update announced), its time
+ * in *when (may be NULL). Thread-safe. */
+uint32_t workload_actor_revision(struct workload *w, int instance, int actor, time_t *when);
+
 /* The seq of a Follow this run sent, from its id URL, or -1 when it is not one. */
 int64_t workload_follow_seq(struct workload *w, const char *follow_id);
 
@@ -83,6 +98,23 @@ int64_t workload_follow_seq(struct workload *w, const char *follow_id);
  * as the Undo of that earlier Follow (embedded), and the pair counts as not followed: the
  * next Follow drawn for it follows again. An `undo` share undoes a pair drawn uniformly
  * among the followed ones, and is sent as a Follow when none is followed.
+ * Issue 12's kinds (a flat crowd actor f is 0..instances*actors-1, f = (instance-1)*actors
+ * + actor-1; the "unseen" objects of activity n by actor f are by actors f+1..f+D mod the
+ * crowd, at .../notes/ID with activity n's ID, served by the object hook, never sent):
+ *   announce: of a persona's post, or (unseen_pct) of an unseen crowd note (Announce.object
+ *     a URI: the target must fetch it);
+ *   reply: Create(Note) inReplyTo a persona's post, or (unseen_pct) a chain of D unseen
+ *     crowd notes, each replying to the next (D = reply_depth, at most the crowd's actors
+ *     minus one); the reply mentions the persona either way;
+ *   update / delete: Update(Note) / Delete(Tombstone) of one of the sender's last 20 Creates
+ *     (a Create when it has none); a deleted note answers 410 afterwards;
+ *   update-actor: Update(Person) of the sender at its next revision;
+ *   question: Create(Question) mentioning the persona; vote: Create(Note) with an option's
+ *     name, inReplyTo an unseen crowd poll;
+ *   emoji-react: EmojiReact of a persona's post (two in three a unicode emoji, else a custom
+ *     one with its Emoji tag);
+ *   undo_pct of like/announce/emoji-react draws undo an earlier one (Undo, embedded).
+ * Creates, replies and questions carry content drawn from opts.content.
  * --inbox alone (no persona): the persona is a placeholder actor ORIGIN/users/flood with
  * mention @flood@HOST, ORIGIN the inbox URL's scheme://host[:port], so Creates and
  * Follows stay well-formed; a persona with actor NULL (e.g. carrying --like-object posts)

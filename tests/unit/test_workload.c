@@ -9,6 +9,7 @@
 
 #include "flood/send/workload.h"
 #include "tests/check.h"
+#include "webfinger/content.h"
 #include "webfinger/activity.h"
 
 static struct crowd crowd_of(int instances, int actors, const char *scheme)
@@ -488,8 +489,106 @@ static void mix_parsing(void)
     CHECK(!strcmp(op_name(OP_UNDO), "undo") && !strcmp(op_name(OP_CREATE), "create"), "op names");
 }
 
+/* Issue 12's kinds: each built, each parses, counted under its op; the unseen crowd objects
+ * and chains served at their ids; a deleted note answers 410; revisions count up. */
+static void more_kinds(void)
+{
+    struct crowd c = crowd_of(20, 10, "https");
+    struct wf_content_profile prof;
+    CHECK(wf_content_profile("default", &prof, NULL) == 0, "default profile");
+    struct workload_opts o = {
+        .seed = 7, .content = &prof, .reply_depth = 3, .unseen_pct = 50, .undo_pct = 20};
+    for (int i = 0; i < OP__COUNT; i++)
+        o.mix[i] = 10;
+    o.mix[OP_UPDATE_ACTOR] = 0; /* this test crowd has no keys to render an actor with */
+    struct flood_err err = {0};
+    struct workload *w = workload_new_at(&c, &o, personas, 2, 1764493200, &err);
+    CHECK(w != NULL, "workload with every kind (%s)", err.msg);
+    if (!w)
+        return;
+    enum { N = 3000 };
+    unsigned ops[OP__COUNT] = {0};
+    int bad = 0, chains = 0, chain_ok = 0, unseen_ann = 0, gone = 0, revs = 0;
+    for (uint64_t s = 0; s < N; s++) {
+        struct workload_item it;
+        if (workload_build_at(w, s, 1764493200 + (time_t)(s / 100), &it, &err) < 0) {
+            printf("# %s\n", err.msg);
+            bad++;
+            continue;
+        }
+        ops[it.op]++;
+        json_t *j = parse(it.body);
+        if (!j)
+            bad++;
+        const json_t *obj = json_object_get(j, "object");
+        const char *irt = jstr(obj, "inReplyTo");
+        if (it.op == OP_REPLY && strstr(irt, "flood") && chains < 40) {
+            /* walk the chain: each parent served, each replying to the next, 3 deep */
+            chains++;
+            int depth = 0;
+            char url[WF_URL_MAX];
+            snprintf(url, sizeof(url), "%s", irt);
+            while (url[0] && depth < 10) {
+                struct wf_doc d;
+                if (hook_get(w, &c, url, &d) != 200)
+                    break;
+                json_t *n = parse(d.body);
+                depth++;
+                snprintf(url, sizeof(url), "%s", jstr(n, "inReplyTo"));
+                if (strcmp(jstr(n, "type"), "Note") ||
+                    strcmp(jstr(n, "id"), d.body ? jstr(n, "id") : ""))
+                    depth = 100;
+                json_decref(n);
+                wf_doc_free(&d);
+            }
+            chain_ok += depth == 3;
+        }
+        if (it.op == OP_ANNOUNCE && json_is_string(obj) &&
+            strstr(json_string_value(obj), "flood")) {
+            struct wf_doc d;
+            unseen_ann += hook_get(w, &c, json_string_value(obj), &d) == 200;
+            wf_doc_free(&d);
+        }
+        if (it.op == OP_DELETE) {
+            struct wf_doc d;
+            gone += hook_get(w, &c, jstr(obj, "id"), &d) == 410;
+            wf_doc_free(&d);
+        }
+        if (it.op == OP_UPDATE_ACTOR)
+            revs += workload_actor_revision(w, it.instance, it.actor, NULL) >= 1;
+        /* every activity is served again, byte for byte */
+        struct wf_doc d;
+        int st = hook_get(w, &c, jstr(j, "id"), &d);
+        if (st != 200 || d.len != it.body_len || memcmp(d.body, it.body, d.len)) {
+            if (bad++ < 2)
+                printf("# %d %s\n#  sent %s\n#  got  %s\n", st, jstr(j, "id"), it.body,
+                       d.body ? d.body : "");
+        }
+        wf_doc_free(&d);
+        json_decref(j);
+        workload_item_free(&it);
+    }
+    CHECK(bad == 0, "%d activities of every kind built, parsed, served again (%d bad)", N, bad);
+    int every = 1;
+    for (int i = 0; i < OP__COUNT; i++)
+        every &= ops[i] > 0 || i == OP_UPDATE_ACTOR;
+    CHECK(every,
+          "each op sent: create %u announce %u reply %u update %u delete %u update-actor "
+          "%u question %u vote %u emoji-react %u undo %u",
+          ops[OP_CREATE], ops[OP_ANNOUNCE], ops[OP_REPLY], ops[OP_UPDATE], ops[OP_DELETE],
+          ops[OP_UPDATE_ACTOR], ops[OP_QUESTION], ops[OP_VOTE], ops[OP_EMOJI_REACT], ops[OP_UNDO]);
+    CHECK(chains > 0 && chain_ok == chains, "%d of %d unseen reply chains 3 deep, served", chain_ok,
+          chains);
+    CHECK(unseen_ann > 0, "%d unseen announced notes served", unseen_ann);
+    CHECK(gone == (int)ops[OP_DELETE], "every deleted note answers 410 (%d)", gone);
+    CHECK(revs == (int)ops[OP_UPDATE_ACTOR] && workload_actor_revision(w, 1, 1, NULL) == 0,
+          "no actor revised without update-actor");
+    workload_free(w);
+}
+
 int main(void)
 {
+    more_kinds();
     mix_and_spread();
     determinism();
     follow_undo();

@@ -1,0 +1,110 @@
+/* flood/send/workload_int.h: the workload's inside, shared by workload.c (options,
+ * choices, building) and workload_render.c (the JSON of a record, serving it again). */
+#ifndef FLOOD_WORKLOAD_INT_H
+#define FLOOD_WORKLOAD_INT_H
+
+#include <pthread.h>
+
+#include "flood/send/workload.h"
+#include "webfinger/content.h"
+
+#define RUN_BITS      24
+#define SEQ_MASK      ((UINT64_C(1) << WORKLOAD_RUN_SHIFT) - 1)
+#define CHUNK_SHIFT   16 /* 65536 records (1 MiB) per chunk */
+#define CHUNK_LEN     ((size_t)1 << CHUNK_SHIFT)
+#define PERSONA_BITS  24
+#define PERSONA_MASK  ((UINT32_C(1) << PERSONA_BITS) - 1)
+#define OP_MASK       0x1fu      /* op + 1, 5 bits above the persona */
+#define F_UNSEEN      (1u << 29) /* announce/reply/vote of an unseen crowd object */
+#define F_DELETED     (1u << 30) /* a Create whose note a later Delete removed */
+#define F_UNDO_REACT  (1u << 31) /* an Undo of a Like/Announce/EmojiReact, not a Follow */
+#define REACT_RING    4096       /* reactions an Undo may draw from */
+#define OUTBOX_RECENT 20
+#define ACTORS_MAX    (UINT32_C(1) << 24) /* crowd actors the per-actor tables cover */
+
+/* One built activity. ref: a Like's, reaction's, announce's or reply's post index; an
+ * Undo's, Update's or Delete's distance back to its object; an update-actor's revision. */
+struct entry {
+    uint32_t actor_idx;  /* crowd_actor_index */
+    uint32_t persona_op; /* flags | (op + 1) << PERSONA_BITS | persona; 0: not built */
+    uint32_t ref;
+    int32_t t_off; /* published - start, seconds */
+};
+
+/* A persona as the builders see it, with the placeholder filled in. */
+struct pref {
+    char *actor, *mention; /* owned */
+    const char *inbox;     /* borrowed (or w->o.inbox_url) */
+    char *const *posts;
+    size_t n_posts;
+    int index; /* index given back in workload_item.persona, -1 for the placeholder */
+};
+
+struct actor_rev {
+    uint32_t rev;
+    int32_t t_off;
+};
+
+struct outbox {
+    uint64_t total;
+    uint64_t recent[OUTBOX_RECENT]; /* ring of the last Creates' seqs */
+};
+
+/* Followed pairs: an open-addressing map from pair key to its place in a dense array (so
+ * that a uniform draw among followed pairs is one index). */
+struct pair {
+    uint64_t key; /* actor_idx << 32 | persona */
+    uint64_t follow_seq;
+};
+
+struct workload {
+    struct crowd *crowd;
+    struct workload_opts o;
+    uint32_t run;
+    time_t start;
+    struct pref *p;
+    size_t n_p;
+    uint32_t *likeable; /* persona indexes with posts */
+    size_t n_likeable;
+    unsigned mix_total;
+    unsigned depth;                           /* unseen parents of a reply */
+    uint32_t n_flat;                          /* instances * actors */
+    const struct wf_content_profile *content; /* NULL: plain */
+    struct wf_content_profile crowd_content;  /* the unseen crowd notes' profile */
+
+    pthread_mutex_t lock; /* everything below */
+    struct entry **chunks;
+    size_t n_chunks;
+    uint64_t count; /* records allocated (highest seq built + 1) */
+    uint64_t built, by_op[OP__COUNT];
+    uint64_t next_seq;
+    struct outbox **outboxes; /* per actor index, allocated on first Create */
+    uint64_t n_actor_idx;
+    uint64_t react[REACT_RING]; /* seqs of recent Like/Announce/EmojiReact, for undo_pct */
+    size_t n_react;
+    struct actor_rev *revs; /* per actor index */
+    uint64_t *map;          /* key + 1, 0 = empty */
+    uint32_t *map_val;
+    size_t map_cap;
+    struct pair *dense;
+    size_t n_dense, dense_cap;
+};
+
+uint64_t workload_rng(uint64_t *x);
+struct entry *workload_entry(struct workload *w, uint64_t seq, int create);
+enum op_kind workload_entry_op(const struct entry *e);
+uint32_t workload_entry_persona(const struct entry *e);
+void workload_actor_of_index(const struct crowd *c, uint32_t idx, int *instance, int *actor);
+/* The JSON text of record e (activity seq), or with note set the Note at the sender's own
+ * note id: the same bytes every time. A new string, or NULL and err. Takes the lock to
+ * read the records e refers to (call without it). */
+char *workload_render(struct workload *w, uint64_t seq, const struct entry *e, int note,
+                      size_t *len, struct flood_err *err);
+/* The k-th unseen crowd object (1..) of record e: a Note (a Question for a vote). */
+char *workload_render_unseen(struct workload *w, uint64_t seq, const struct entry *e, unsigned k,
+                             size_t *len, struct flood_err *err);
+/* Flat crowd actor f (0..n_flat-1) of an actor index, and back. */
+uint32_t workload_flat(const struct workload *w, uint32_t idx);
+void workload_unflat(const struct workload *w, uint32_t f, int *instance, int *actor);
+
+#endif
