@@ -14,6 +14,7 @@ static const struct command commands[] = {
     {"serve", cmd_serve, "answer as the crowd of fake instances"},
     {"actors", cmd_actors, "print every crowd actor as acct:NAME@HOST"},
     {"run", cmd_run, "the crowd plus the sender: flood a target's inbox and measure it"},
+    {"capacity", cmd_capacity, "the highest rate a target sustains: steps, then a verdict"},
     {"sign", cmd_sign, "print the headers that sign a request"},
     {"verify", cmd_verify, "verify a signed request"},
     {"fetch", cmd_fetch, "a signed GET as a crowd actor (authorized fetch)"},
@@ -27,7 +28,9 @@ static void usage(FILE *f)
     fprintf(f, "usage: flood COMMAND [options]   (flood COMMAND --help for its options)\n\n");
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
         fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].what);
-    fprintf(f, "\nflood --version prints the version. Exit codes: 0 ok, 1 failure, 2 usage.\n");
+    fprintf(f, "\nflood --version prints the version. Exit codes: 0 ok, 1 failure, 2 usage, 3 a "
+               "threshold\n"
+               "(--expect) failed.\n");
 }
 
 int main(int argc, char **argv)

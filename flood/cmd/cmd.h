@@ -10,6 +10,7 @@
 int cmd_serve(int argc, char **argv);
 int cmd_actors(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_capacity(int argc, char **argv);
 int cmd_sign(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_fetch(int argc, char **argv);

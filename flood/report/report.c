@@ -43,7 +43,7 @@ static const char css[] =
     "code{background:#f4f4f4;padding:0 3px}\n"
     "</style>\n";
 
-static void page_head(FILE *f, const char *title)
+void report_page_head(FILE *f, const char *title)
 {
     fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
           "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
@@ -630,7 +630,7 @@ static int write_page(const char *path, void (*body)(FILE *, const void *), cons
     struct fs_tmp t;
     if (fs_tmp_open(&t, path, 0666, "report", err))
         return -1;
-    page_head(t.f, title);
+    report_page_head(t.f, title);
     body(t.f, arg);
     fputs("</body></html>\n", t.f);
     return fs_tmp_commit(&t, FS_REPLACE, 0, err);

@@ -5,6 +5,7 @@
 #define FLOOD_REPORT_H
 
 #include <jansson.h>
+#include <stdio.h>
 #include <stddef.h>
 
 #include "sign/err.h"
@@ -23,6 +24,10 @@ int report_compare_write(const char *out_file, char *const *run_dirs, size_t n,
 
 /* RUN_DIR/run.json parsed and checked to be a flood run (an object with "totals" and
  * "series"): a new reference (json_decref), or NULL and err. */
+/* The head of a report page (doctype, title, the reports' stylesheet, no network) up to
+ * and with <body>, on f. */
+void report_page_head(FILE *f, const char *title);
+
 json_t *report_load_run(const char *run_dir, struct flood_err *err) FLOOD_WUR;
 
 #endif
