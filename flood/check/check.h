@@ -12,6 +12,8 @@
  * The room flood/check/: `flood check`: the scenario language (scenario.c), this runner
  * (check.c), its steps (check_discover.c, check_api.c), and what they share below them
  * (check_util.c, check_net.c, check_host.c); the runner calls the steps, never the other way.
+ * What is made of its card, the JSON report (check_card.h: check_card.c, the JUnit XML of
+ * check_junit.c, the interop matrix of `flood matrix` in check_matrix.c), needs only jansson.
  * It calls inbound/, send/, crowd/, core/, webfinger/ and sign/. */
 #ifndef FLOOD_CHECK_H
 #define FLOOD_CHECK_H
@@ -28,6 +30,7 @@
 
 struct check_opts {
     const char *persona;      /* acct:NAME@HOST or an actor URL */
+    const char *name;         /* the target's name in the card (--name), or NULL: persona */
     const char *token;        /* Mastodon API bearer token, or NULL (api steps skip) */
     int target_http;          /* WebFinger and NodeInfo over plain http */
     struct http_opts http;    /* --resolve, --connect-to, TLS options, timeout */
@@ -88,8 +91,8 @@ void check_run(struct check *c, const struct scenario *s, struct check_report *o
 
 /* The table, one row a step, then a summary line. */
 void check_print_table(FILE *f, const struct check_report *r);
-/* The report as JSON (a new reference): {"persona", "scenario", "steps": [...],
- * "summary": {"pass": N, ...}}. */
+/* The report as JSON, the card (a new reference): {"target", "persona", "scenario",
+ * "steps": [...], "summary": {"pass": N, ...}, "ok"}. check_card.h reads it back. */
 json_t *check_report_json(const struct check *c, const struct scenario *s,
                           const struct check_report *r);
 

@@ -66,6 +66,7 @@ json_t *check_report_json(const struct check *c, const struct scenario *s,
     json_object_set_new(persona, "error", str_or_null(c->persona_ok ? NULL : c->persona_err));
     json_t *doc = json_object();
     json_object_set_new(doc, "flood_version", json_string(FLOOD_VERSION));
+    json_object_set_new(doc, "target", str_or_null(c->o.name ? c->o.name : c->o.persona));
     json_object_set_new(doc, "scenario", str_or_null(s->file));
     json_object_set_new(doc, "persona", persona);
     json_object_set_new(doc, "token", json_boolean(c->o.token != NULL));

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "flood/check/check.h"
+#include "flood/check/check_card.h"
 #include "flood/cmd/cli.h"
 #include "flood/cmd/cmd.h"
 #include "flood/crowd/crowd.h"
@@ -32,6 +33,8 @@ enum {
     CHK_OPT_SETTLE,
     CHK_OPT_CHECK_DOMAIN,
     CHK_OPT_VERBOSE,
+    CHK_OPT_JUNIT,
+    CHK_OPT_NAME,
 };
 
 static const struct option check_own_options[] = {
@@ -48,6 +51,8 @@ static const struct option check_own_options[] = {
     {"settle", required_argument, NULL, CHK_OPT_SETTLE},
     {"check-domain", required_argument, NULL, CHK_OPT_CHECK_DOMAIN},
     {"verbose", no_argument, NULL, CHK_OPT_VERBOSE},
+    {"junit", required_argument, NULL, CHK_OPT_JUNIT},
+    {"name", required_argument, NULL, CHK_OPT_NAME},
     {NULL, 0, NULL, 0},
 };
 
@@ -65,7 +70,13 @@ static void check_usage(FILE *f)
             "                       telling 'deferred' from 'processed'); without it they skip\n"
             "  --scenario FILE      the steps to run (default: the built-in default scenario,\n"
             "                       fixtures/scenarios/default.flood)\n"
-            "  --json               the report as JSON on stdout instead of the table\n"
+            "  --json               the report as JSON on stdout instead of the table (the\n"
+            "                       card that flood matrix puts side by side)\n"
+            "  --junit FILE         also write the report as JUnit XML to FILE, for CI: a\n"
+            "                       <failure> a failed step, <skipped> a skipped or\n"
+            "                       unsupported one; deferred passes with a note\n"
+            "  --name NAME          the target's name in the card, the matrix and JUnit\n"
+            "                       (default: the persona)\n"
             "  --settle S           how long a refused-expected request answered 2xx is watched\n"
             "                       for an effect (default 3)\n"
             "  --target-http        WebFinger and NodeInfo over plain http (lab targets)\n"
@@ -81,7 +92,8 @@ static void check_usage(FILE *f)
             "  --verbose            progress lines on stderr\n"
             "  -h, --help           this help\n\n"
             "The crowd defaults to --instances 2 --actors 2 here. The persona's host is added\n"
-            "to --allow-host. Exit codes: 0 no step failed, 1 a step failed, 2 usage.\n\n");
+            "to --allow-host. Exit codes: 0 no step failed, 1 a step failed (or the --junit\n"
+            "FILE could not be written), 2 usage.\n\n");
     fputs(crowd_options_help, f);
     fputc('\n', f);
     fputs(inbound_options_help, f);
@@ -91,7 +103,7 @@ struct check_args {
     struct check_opts o;
     const char **resolve, **connect_to;
     size_t n_resolve, n_connect_to;
-    const char *token_file, *scenario;
+    const char *token_file, *scenario, *junit;
     int json;
 };
 
@@ -152,6 +164,12 @@ static int own_option(int id, const char *arg, struct check_args *a)
         return 0;
     case CHK_OPT_VERBOSE:
         a->o.verbose = 1;
+        return 0;
+    case CHK_OPT_JUNIT:
+        a->junit = arg;
+        return 0;
+    case CHK_OPT_NAME:
+        a->o.name = arg;
         return 0;
     }
     return -1;
@@ -326,13 +344,17 @@ int cmd_check(int argc, char **argv)
 
     struct check_report rep;
     check_run(chk, &sc, &rep);
+    json_t *card = check_report_json(chk, &sc, &rep);
+    int junit_bad = 0;
+    if (a.junit && check_junit_write(a.junit, card, &err) < 0) {
+        fprintf(stderr, "flood: check: --junit: %s\n", err.msg);
+        junit_bad = 1;
+    }
     if (a.json) {
-        json_t *j = check_report_json(chk, &sc, &rep);
-        if (!j || json_dumpf(j, stdout,
-                             JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12)) < 0)
+        if (!card || json_dumpf(card, stdout,
+                                JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12)) < 0)
             fprintf(stderr, "flood: check: cannot write the JSON report\n");
         fputc('\n', stdout);
-        json_decref(j);
     } else {
         printf("flood check: %s against %s\n", sc.file, a.o.persona);
         if (!check_persona_ok(chk))
@@ -341,7 +363,8 @@ int cmd_check(int argc, char **argv)
     }
     fflush(stdout);
     /* a persona that cannot be discovered fails the check even when every step skipped */
-    rc = rep.counts[CHECK_FAIL] || !check_persona_ok(chk) ? 1 : 0;
+    rc = rep.counts[CHECK_FAIL] || !check_persona_ok(chk) || junit_bad ? 1 : 0;
+    json_decref(card);
     check_report_free(&rep);
     server_stop(srv);
     inbound_free(in, 1000);
