@@ -32,7 +32,7 @@
 #define CAP_ARGS_MAX  512
 
 struct cap_opts {
-    double start, max_rate, factor, hold_s, cooldown_s, margin;
+    double start, max_rate, factor, hold_s, cooldown_s, margin, warmup_s;
     int refine;
     struct cap_limits lim;
     const char *stats_url, *queue_path, *probe_cmd, *out;
@@ -167,11 +167,12 @@ static double drain(const struct cap_opts *o, double rate)
 
 /* Run `flood run` at rate into o->out/dir (its output in dir's log). The child's exit code,
  * or -1 when it could not be started. */
-static int run_child(const struct cap_opts *o, double rate, const char *dir, struct sampler *sm)
+static int run_child(const struct cap_opts *o, double rate, double hold, const char *dir,
+                     struct sampler *sm)
 {
     char rate_s[32], hold_s[32], wait_s[32], out[CAP_DIR_MAX + 64], log[CAP_DIR_MAX + 80];
     snprintf(rate_s, sizeof(rate_s), "%.6g", rate);
-    snprintf(hold_s, sizeof(hold_s), "%.3fs", o->hold_s);
+    snprintf(hold_s, sizeof(hold_s), "%.3fs", hold);
     snprintf(wait_s, sizeof(wait_s), "%.3fs", o->cooldown_s);
     snprintf(out, sizeof(out), "%s/%s", o->out, dir);
     snprintf(log, sizeof(log), "%s/%s.log", o->out, dir);
@@ -223,7 +224,7 @@ static int run_child(const struct cap_opts *o, double rate, const char *dir, str
 
 /* Run and judge one rate, again where the verdict is close (a majority of up to three).
  * 0, or -1 with the reason printed (the step could not run at all). */
-static int step(struct cap_opts *o, double rate, struct cap_step *s, int index)
+static int step(struct cap_opts *o, double rate, struct cap_step *s, int index, int confirm)
 {
     memset(s, 0, sizeof(*s));
     s->rate = rate;
@@ -236,7 +237,7 @@ static int step(struct cap_opts *o, double rate, struct cap_step *s, int index)
         pthread_mutex_init(&sm.lock, NULL);
         snprintf(s->dir, sizeof(s->dir), "steps/%02d-%.6g%s", index, rate,
                  r ? (r == 1 ? "-b" : "-c") : "");
-        int rc = run_child(o, rate, s->dir, &sm);
+        int rc = run_child(o, rate, o->hold_s, s->dir, &sm);
         char path[CAP_DIR_MAX + 64];
         snprintf(path, sizeof(path), "%s/%s", o->out, s->dir);
         struct flood_err err = {0};
@@ -264,7 +265,9 @@ static int step(struct cap_opts *o, double rate, struct cap_step *s, int index)
                     "flood: capacity: the target's queue did not drain within %.0f s "
                     "after %.6g/s; going on\n",
                     o->cooldown_s, rate);
-        if (passes == 2 || fails == 2 || (r == 0 && !cap_close(&one, o->margin)))
+        /* a first failure at the first rate is confirmed: nothing below it was seen */
+        if (passes == 2 || fails == 2 ||
+            (r == 0 && !cap_close(&one, o->margin) && !(confirm && !one.pass)))
             break;
     }
     s->pass = passes > fails;
@@ -311,6 +314,8 @@ static const char cap_help[] =
     "  --hold D             each step's length (default 20s): long enough for a queue to show\n"
     "  --tail P%            the judged part: the last P% of the hold (default 50%)\n"
     "  --repeat-margin P%   a step within P% of a limit runs again (default 10%)\n"
+    "  --warmup D           first a run this long at --start, not judged, so the target\n"
+    "                       has fetched the crowd's keys before the search (default 5s; 0: none)\n"
     "  --cooldown D         the longest wait for the queue to drain, and each run's\n"
     "                       --accept-wait (default 60s)\n"
     "Limits (a step breaks when one is over in its tail; 0 turns one off):\n"
@@ -354,6 +359,7 @@ enum {
     CAP_OPT_PROBE_CMD,
     CAP_OPT_DRAIN_BELOW,
     CAP_OPT_OUT,
+    CAP_OPT_WARMUP,
 };
 
 static const struct {
@@ -377,6 +383,7 @@ static const struct {
     {"probe-cmd", CAP_OPT_PROBE_CMD},
     {"drain-below", CAP_OPT_DRAIN_BELOW},
     {"out", CAP_OPT_OUT},
+    {"warmup", CAP_OPT_WARMUP},
 };
 
 /* A number >= min (with an optional % making it a share). */
@@ -427,6 +434,10 @@ static int cap_opt(struct cap_opts *o, int id, const char *arg, struct flood_err
         break;
     case CAP_OPT_DRAIN_BELOW:
         bad = number(arg, 0, 0, &o->drain_below);
+        break;
+    case CAP_OPT_WARMUP:
+        if (sched_parse_duration(arg, &o->warmup_s, e))
+            return -1;
         break;
     case CAP_OPT_HOLD:
     case CAP_OPT_COOLDOWN:
@@ -525,7 +536,7 @@ static int check_pass(const struct cap_opts *o)
 {
     char *args[CAP_ARGS_MAX + 8];
     int n = 0;
-    args[n++] = "run";
+    args[n++] = "capacity";
     for (int i = 0; i < o->n_pass; i++)
         args[n++] = o->pass[i];
     args[n] = NULL;
@@ -592,6 +603,19 @@ int cmd_capacity(int argc, char **argv)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
 
+    if (o.warmup_s > 0 && !cap_stop) {
+        /* caches warm first (the target fetching every crowd key), judged by nobody */
+        struct sampler sm = {.o = &o};
+        pthread_mutex_init(&sm.lock, NULL);
+        int wrc = run_child(&o, o.start, o.warmup_s, "steps/00-warmup", &sm);
+        free(sm.s);
+        pthread_mutex_destroy(&sm.lock);
+        if (wrc != 0 && !cap_stop)
+            fprintf(stderr,
+                    "flood: capacity: the warm-up run exited %d (see %s/steps/00-warmup.log)\n",
+                    wrc, o.out);
+        drain(&o, o.start);
+    }
     struct cap_step *steps = flood_xcalloc(CAP_STEPS_MAX, sizeof(*steps));
     size_t n = 0;
     const struct cap_step *best = NULL, *fail = NULL;
@@ -600,7 +624,7 @@ int cmd_capacity(int argc, char **argv)
     for (double r = o.start; !cap_stop && n < CAP_STEPS_MAX; r = round3(r * o.factor)) {
         if (r > o.max_rate)
             r = o.max_rate;
-        if (step(&o, r, &steps[n], (int)n + 1)) {
+        if (step(&o, r, &steps[n], (int)n + 1, n == 0)) {
             failed_to_run = 1;
             break;
         }
@@ -619,7 +643,7 @@ int cmd_capacity(int argc, char **argv)
         double lo = best ? best->rate : 0, hi = fail->rate, mid = round3((lo + hi) / 2);
         if (mid <= lo || mid >= hi || (hi - lo) < 0.02 * hi)
             break;
-        if (step(&o, mid, &steps[n], (int)n + 1)) {
+        if (step(&o, mid, &steps[n], (int)n + 1, 0)) {
             failed_to_run = 1;
             break;
         }

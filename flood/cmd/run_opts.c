@@ -248,9 +248,9 @@ static int run_opt_load(struct run_opts *ro, int id, const char *arg, struct flo
         if (end == arg || *end || errno || !isfinite(ro->rate) || ro->rate <= 0 ||
             ro->rate > SCHED_RATE_MAX) {
             fprintf(stderr,
-                    "flood: run: --rate: expected a number of activities per second > 0, "
+                    "flood: %s: --rate: expected a number of activities per second > 0, "
                     "got '%s'\n",
-                    arg);
+                    ro->cmd, arg);
             return -1;
         }
         return 0;
@@ -492,7 +492,7 @@ static int run_opt(struct run_opts *ro, int id, const char *arg)
     if (rc == 1)
         flood_err_set(&e, FLOOD_EINVAL, "unknown option");
     if (rc && e.msg[0])
-        fprintf(stderr, "flood: run: %s\n", e.msg);
+        fprintf(stderr, "flood: %s: %s\n", ro->cmd, e.msg);
     return rc ? -1 : 0;
 }
 
@@ -519,7 +519,7 @@ static int run_own(void *ctx, int id, const char *arg)
     /* --resolve serves the sender and the crowd's key fetches and Accepts alike */
     struct flood_err err = {0};
     if (id == RUN_OPT_RESOLVE && inbound_opts_set(rp->io, INBOUND_OPT_RESOLVE, arg, &err)) {
-        fprintf(stderr, "flood: run: %s\n", err.msg);
+        fprintf(stderr, "flood: %s: %s\n", rp->ro->cmd, err.msg);
         return -1;
     }
     return 0;
@@ -540,7 +540,8 @@ int run_opts_parse(int argc, char **argv, struct run_opts *ro, struct crowd_opts
                    struct inbound_opts *io)
 {
     struct run_parse rp = {.ro = ro, .io = io};
-    struct cli_spec spec = {.cmd = "run",
+    ro->cmd = argv[0];
+    struct cli_spec spec = {.cmd = argv[0],
                             .own = run_own_options,
                             .own_cb = run_own,
                             .ctx = &rp,
@@ -554,6 +555,7 @@ int run_opts_parse(int argc, char **argv, struct run_opts *ro, struct crowd_opts
 void run_opts_init(struct run_opts *ro)
 {
     memset(ro, 0, sizeof(*ro));
+    ro->cmd = "run";
     ro->so.n_dialects = 1;
     ro->so.dialects[0] = SIGN_CAVAGE;
     ro->seed = 1;

@@ -20,6 +20,7 @@
 /* Everything flood run was told. Strings point into argv unless said; the lists are owned
  * (run_opts_free). */
 struct run_opts {
+    const char *cmd; /* the command whose options these are, for messages ("run") */
     double rate, duration_s, lookahead_s;
     long accept_wait_ms; /* -1: as --grace */
     const char *stages;
@@ -58,8 +59,8 @@ struct run_opts {
 /* ro with every default in force (a new, empty persona list; free with run_opts_free). */
 void run_opts_init(struct run_opts *ro);
 void run_opts_free(struct run_opts *ro);
-/* Parse argv (argv[0] = the command) into ro, co and io. 0, 1 after --help (printed), 2 on a
- * usage error (printed as "flood: run: ..."). */
+/* Parse argv (argv[0] = the command, named in messages) into ro, co and io. 0, 1 after
+ * --help (printed), 2 on a usage error (printed as "flood: CMD: ..."). */
 int run_opts_parse(int argc, char **argv, struct run_opts *ro, struct crowd_opts *co,
                    struct inbound_opts *io);
 /* The checks that need no network, and what follows from them: the schedule into sc, the

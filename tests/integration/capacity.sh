@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# flood capacity against the reference target, whose capacity is known by construction:
+# with --workers W --work-ms M it processes at most W x 1000 / M activities a second.
+# Kept short for make check (W x 1000 / M of 10 and 20 a second, 6 s holds); make bench
+# runs the long version (scripts/bench_capacity.sh). Checked: the verdict within 15% of the
+# construction figure, judged by the target's queue (--stats-url); without a queue source
+# the verdict comes from Follow-to-Accept alone and moves with --work-ms while every answer
+# is 202 and fast; capacity.json, capacity.html and each step's run folder; usage errors.
+. "$(dirname "$0")/lib.sh"
+
+for tool in node jq curl python3; do
+    command -v "$tool" >/dev/null 2>&1 || { check 1 "$tool is installed"; done_testing; exit 1; }
+done
+free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+# start_target W M: TPID, TPORT, CPORT (the crowd's port, given to the target beforehand)
+start_target() {
+    CPORT=$(free_port)
+    node "$ROOT/tests/target/server.mjs" --listen 127.0.0.1:0 --domain target.test \
+        --resolve-crowd "127.0.0.1:$CPORT" --workers "$1" --work-ms "$2" \
+        >"$T_TMP/target.out" 2>"$T_TMP/target.err" &
+    TPID=$!
+    T_PIDS="$T_PIDS $TPID"
+    TPORT=""
+    for _ in $(seq 1 300); do
+        TPORT=$(sed -n '1s/^listening on http:\/\/127\.0\.0\.1:\([0-9]*\)$/\1/p' "$T_TMP/target.out")
+        [ -n "$TPORT" ] && break
+        sleep 0.1
+    done
+    [ -n "$TPORT" ] &&
+        curl -sf -X POST -H 'content-type: application/json' -d '{"username":"alice"}' \
+            "http://127.0.0.1:$TPORT/admin/accounts" >/dev/null
+}
+stop_target() {
+    kill "$TPID" 2>/dev/null
+    wait "$TPID" 2>/dev/null
+}
+
+# capacity OUT ARGS...: CAP_RC, and OUT/capacity.json
+capacity() {
+    local out=$1
+    shift
+    "$FLOOD" capacity --listen "127.0.0.1:$CPORT" --persona "http://target.test:$TPORT/users/alice" \
+        --resolve "target.test:$TPORT:127.0.0.1" --state "$TEST_STATE" --instances 4 --actors 5 \
+        --mix create=80,follow=20 --timeout 10s --hold 6s --cooldown 20s --out "$out" "$@" \
+        >"$out.stdout" 2>"$out.stderr"
+    CAP_RC=$?
+    sed 's/^/#   /' "$out.stdout"
+    [ "$CAP_RC" = 0 ] || sed 's/^/#   stderr: /' "$out.stderr" | head -20
+}
+
+# within OUT WANT: the sustained rate within 15% of WANT
+within() {
+    local got
+    got=$(jq -r '.sustained_rate // 0' "$1/capacity.json")
+    python3 -c "import sys; g=float('$got'); w=float('$2'); sys.exit(0 if abs(g-w) <= 0.15*w else 1)"
+    check $? "sustained $got/s, within 15% of $2/s"
+}
+
+# 1. W=1, M=100: 10/s, judged by the queue
+start_target 1 100
+check $? "the reference target starts (1 worker, 100 ms an activity)"
+capacity "$T_TMP/c1" --stats-url "http://127.0.0.1:$TPORT/stats" --start 5 --factor 2 --refine 3
+expect_eq "$CAP_RC" 0 "flood capacity exits 0"
+within "$T_TMP/c1" 10
+grep -q '^sustains .*/s (.*); at .*/s .* breaks the .* limit$' "$T_TMP/c1.stdout"
+check $? "one verdict line: what it sustains, and what broke above it"
+[ "$(jq -r .broke_first "$T_TMP/c1/capacity.json")" = queue ]
+check $? "the queue's growth broke first (answers stay 202 and fast)"
+n=$(jq '.steps | length' "$T_TMP/c1/capacity.json")
+ok=1
+for d in $(jq -r '.steps[].dir' "$T_TMP/c1/capacity.json"); do
+    [ -s "$T_TMP/c1/$d/run.json" ] && [ -s "$T_TMP/c1/$d/report.html" ] || ok=0
+done
+[ "$n" -ge 4 ] && [ "$ok" = 1 ]
+check $? "every one of its $n steps has its run folder (run.json, report.html)"
+grep -q '<svg id="plot-capacity"' "$T_TMP/c1/capacity.html" &&
+    ! grep -Eiq '<script|src=|@import' "$T_TMP/c1/capacity.html"
+check $? "capacity.html: the chart, nothing loaded from anywhere"
+stop_target
+
+# 2. no queue source: Follow-to-Accept alone, moving with --work-ms, every answer 202
+for m in 100 50; do
+    want=$((1000 / m))
+    start_target 1 "$m"
+    capacity "$T_TMP/f$m" --max-f2a 1s --start 5 --factor 2 --refine 3
+    expect_eq "$CAP_RC" 0 "--work-ms $m, no queue source: exits 0"
+    within "$T_TMP/f$m" "$want"
+    [ "$(jq -r .broke_first "$T_TMP/f$m/capacity.json")" = f2a ]
+    check $? "--work-ms $m: Follow-to-Accept broke first"
+    all202=1
+    for d in $(jq -r '.steps[].dir' "$T_TMP/f$m/capacity.json"); do
+        [ "$(jq '.totals.outcomes["202"] == .totals.completed and .totals.completed > 0' \
+            "$T_TMP/f$m/$d/run.json")" = true ] || all202=0
+        [ "$(jq '.totals.latency_ms.p99 < 1000' "$T_TMP/f$m/$d/run.json")" = true ] || all202=0
+    done
+    check $((1 - all202)) "--work-ms $m: every answer of every step 202, p99 under a second"
+    stop_target
+done
+
+# 3. usage
+"$FLOOD" capacity --inbox http://127.0.0.1:9/inbox --rate 5 >/dev/null 2>"$T_TMP/u1"
+expect_eq "$?" 2 "--rate is the steps' to set: usage error"
+grep -q "^flood: capacity: --rate is set by each step" "$T_TMP/u1"
+check $? "saying so"
+"$FLOOD" capacity --hold 1s --inbox http://127.0.0.1:9/inbox >/dev/null 2>"$T_TMP/u2"
+expect_eq "$?" 2 "a hold under 2 s: usage error"
+"$FLOOD" capacity --start 5 >/dev/null 2>"$T_TMP/u3"
+expect_eq "$?" 2 "no target: usage error"
+"$FLOOD" capacity --inbox http://127.0.0.1:9/inbox --hold 2s --cooldown 1s --start 5 \
+    --out "$T_TMP/down" >/dev/null 2>"$T_TMP/u4"
+expect_eq "$?" 1 "a target that is down: exit 1"
+grep -q "did not run" "$T_TMP/u4"
+check $? "naming the step that could not run and its log"
+done_testing
