@@ -24,20 +24,7 @@ int64_t sender_mono_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-int64_t sender_rel_now(const struct sender *s)
-{
-    return sender_mono_ns() - s->mono0;
-}
 #define rel_now sender_rel_now
-
-struct timeval sender_tv_of_ns(int64_t ns)
-{
-    if (ns < 0)
-        ns = 0;
-    struct timeval tv = {.tv_sec = (time_t)(ns / 1000000000),
-                         .tv_usec = (suseconds_t)((ns % 1000000000) / 1000)};
-    return tv;
-}
 
 int sender_parse_source_ips(const char *s, struct sender_opts *o, struct flood_err *err)
 {
@@ -487,13 +474,15 @@ static void begin_drain(struct sender *s, long wait_ms)
     evtimer_add(s->drain_ev, &tv);
 }
 
+static void sender_interrupt(struct sender *s, int sig);
+
 static void on_signal(evutil_socket_t sig, short kind, void *arg)
 {
     (void)kind;
     sender_interrupt(arg, (int)sig);
 }
 
-void sender_interrupt(struct sender *s, int sig)
+static void sender_interrupt(struct sender *s, int sig)
 {
     if (s->signal) { /* a second signal: stop waiting */
         event_base_loopexit(s->base, NULL);
@@ -568,6 +557,7 @@ struct sender *sender_new(const struct sender_opts *o, struct signer *signer,
         s->o.connections = 64;
     s->signer = signer;
     s->stats = stats;
+    s->interrupt = sender_interrupt;
     if (s->o.probes)
         stats_set_probes(stats, s->o.probes); /* Follow-to-Accept per second in the series */
     s->sched = *sched;

@@ -5,6 +5,7 @@
 
 #include <event2/event.h>
 #include <event2/event_struct.h>
+#include <time.h>
 
 #include "flood/send/sender.h"
 
@@ -47,6 +48,9 @@ struct sender {
     int signal;
     int64_t send_end_ns;
     int64_t end_ns; /* the schedule's end (a steered schedule idles until then) */
+    /* stop sending as SIGINT/SIGTERM do (sig names it in the results): sender.c's, through
+     * a pointer so sender_steer.c calls nothing in sender.c */
+    void (*interrupt)(struct sender *s, int sig);
 
     uint64_t inflight;
     struct signer_req *open; /* requests in flight (queued at their origin or in curl) */
@@ -57,11 +61,24 @@ struct sender {
     char live_prev[32];
 };
 
-/* ns since the run's start; a timeval of ns (negative: 0) */
-int64_t sender_rel_now(const struct sender *s);
-struct timeval sender_tv_of_ns(int64_t ns);
-/* Stop sending as SIGINT/SIGTERM do (sig names it in the results). */
-void sender_interrupt(struct sender *s, int sig);
+/* ns since the run's start */
+static inline int64_t sender_rel_now(const struct sender *s)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec - s->mono0;
+}
+
+/* A timeval of ns (negative: 0). */
+static inline struct timeval sender_tv_of_ns(int64_t ns)
+{
+    if (ns < 0)
+        ns = 0;
+    struct timeval tv = {.tv_sec = (time_t)(ns / 1000000000),
+                         .tv_usec = (suseconds_t)((ns % 1000000000) / 1000)};
+    return tv;
+}
+
 /* sender_steer.c: the steering queue's event; publish the state; the run's end */
 void sender_on_steer(evutil_socket_t fd, short kind, void *arg);
 void sender_steer_state(struct sender *s);

@@ -33,7 +33,7 @@ static void apply(struct sender *s, struct steer_change *c)
         break;
     case STEER_STOP:
         steer_record(s->o.steer, c);
-        sender_interrupt(s, SIGINT);
+        s->interrupt(s, SIGINT);
         return;
     case STEER_FAULT:
         break; /* switched by the caller; recorded there */
