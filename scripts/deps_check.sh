@@ -11,7 +11,7 @@ root=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$root" || exit 2
 
 # Lowest first. A room may include the rooms listed before it.
-ROOMS="core crowd measure send inbound report check cmd"
+ROOMS="core crowd measure send inbound report dash check cmd"
 
 rank_of() { # rank_of "flood/ROOM" or "sign" / "webfinger": a number, lower is lower
     case "$1" in

@@ -21,6 +21,7 @@
 
 #include "flood/cmd/run_opts.h"
 #include "flood/crowd/crowd.h"
+#include "flood/dash/dash.h"
 #include "flood/crowd/server.h"
 #include "flood/inbound/inbound.h"
 #include "flood/measure/probes.h"
@@ -85,10 +86,8 @@ static int tramp_object(void *ctx, const struct server_req *req, struct wf_doc *
     return w ? workload_object_hook(w, req, out) : 0;
 }
 
-static void run_metrics_tick(void *ctx, const struct stats *st, uint64_t in_flight)
-{
-    metrics_pub_stats(ctx, st, in_flight);
-}
+struct run;
+static void run_tick(void *ctx, const struct stats *st, uint64_t in_flight);
 
 static void live_inbound(void *ctx, char *buf, size_t size)
 {
@@ -217,6 +216,8 @@ struct run {
     struct workload *w;
     struct metrics_pub *mpub;
     struct metrics *mtr;
+    struct steer *steer; /* --dashboard: the sender's steering channel */
+    struct dash *dash;
     json_t *config;
     struct stats *st;
     struct signer *signer;
@@ -226,6 +227,15 @@ struct run {
     struct sender_result res;
     int run_rc;
 };
+
+/* Once a second on the sender's loop: the metrics' copy and the dashboard's rows. */
+static void run_tick(void *ctx, const struct stats *st, uint64_t in_flight)
+{
+    struct run *r = ctx;
+    if (r->mpub)
+        metrics_pub_stats(r->mpub, st, in_flight);
+    dash_push(r->dash, st);
+}
 
 /* Start fn with SIGINT/SIGTERM blocked, so the thread it starts inherits the mask: only the
  * main thread takes them (libevent catches them during the run, in sender_run). */
@@ -308,6 +318,38 @@ static int run_target(struct run *r, struct flood_err *err)
     return ro->no_check ? 0 : preflight(ro, r->urls, r->n_urls, err);
 }
 
+/* --dashboard: the steering channel, a steerable schedule, the page's listener. Steering
+ * may raise the rate past the schedule's peak: the signers' ring (pointers only; the time
+ * look-ahead still bounds what is built) is sized for the most a rate may become. */
+static int run_dashboard(struct run *r, struct flood_err *err)
+{
+    struct run_opts *ro = &r->ro;
+    r->steer = steer_new();
+    ro->sndo.steer = r->steer;
+    ro->so.steerable = 1;
+    ro->so.lookahead_max = 65536;
+    char title[600];
+    snprintf(title, sizeof(title), "flood run: %s for %.0f s to %s", ro->stages ? ro->stages : "",
+             sched_duration(&r->sc), ro->inbox ? ro->inbox : "the personas");
+    if (!ro->stages)
+        snprintf(title, sizeof(title), "flood run: %g/s for %.0f s to %s", ro->rate,
+                 sched_duration(&r->sc), ro->inbox ? ro->inbox : "the personas");
+    struct dash_opts dop = {.addr = ro->dashboard,
+                            .token = ro->dashboard_token,
+                            .title = title,
+                            .steer = r->steer,
+                            .in = r->in};
+    RUN_BLOCKED(r, r->dash = dash_start(&dop, err));
+    if (!r->dash)
+        return -1;
+    /* the URL goes to stderr and stdout: a person reads one, a script the other */
+    fprintf(stderr, "flood: run: dashboard on http://%s/%s%s\n", dash_address(r->dash),
+            ro->dashboard_token ? "?token=" : "", ro->dashboard_token ? ro->dashboard_token : "");
+    printf("dashboard: http://%s/\n", dash_address(r->dash));
+    fflush(stdout);
+    return 0;
+}
+
 /* The sender's parts: signer options from the schedule, metrics, config, stats, signers. */
 static int run_prepare(struct run *r, struct flood_err *err)
 {
@@ -329,11 +371,13 @@ static int run_prepare(struct run *r, struct flood_err *err)
         RUN_BLOCKED(r, r->mtr = metrics_start(ro->metrics, &msrc, err));
         if (!r->mtr)
             return -1;
-        ro->sndo.tick = run_metrics_tick;
-        ro->sndo.tick_ctx = r->mpub;
         if (!ro->quiet)
             fprintf(stderr, "flood: run: metrics on http://%s/metrics\n", metrics_address(r->mtr));
     }
+    ro->sndo.tick = run_tick;
+    ro->sndo.tick_ctx = r;
+    if (ro->dashboard && run_dashboard(r, err))
+        return -1;
     r->config = run_opts_config_json(ro, &r->crowd->opts, &r->sc); /* the key layout in force */
     r->st = stats_new();
     stats_set_inbound(r->st, inbound_deliveries_count, r->in); /* deliveries a second */
@@ -362,6 +406,7 @@ static void run_accept_wait(struct run *r)
         /* the event loop is done, so the stats are this thread's now */
         graced = 1;
         stats_tick(r->st, clock_ns(CLOCK_MONOTONIC) - r->start_mono, 0);
+        dash_push(r->dash, r->st);
     }
     if (graced) /* close the last grace second too */
         stats_tick(r->st, ((int64_t)r->st->cur_sec + 1) * 1000000000, 0);
@@ -382,6 +427,8 @@ static int run_send(struct run *r, struct flood_err *err)
         fprintf(stderr, "flood: run: %" PRIu64 " activities over %.1f s to %s\n",
                 sched_total(&r->sc), sched_duration(&r->sc),
                 r->ro.inbox ? r->ro.inbox : "the personas");
+    if (r->dash)
+        dash_set_start(r->dash, r->start_mono);
     struct flood_err run_err = {0};
     r->run_rc = sender_run(r->sender, r->start_mono, &r->res, &run_err);
     /* a late signal during the teardown below is ignored rather than fatal */
@@ -392,7 +439,39 @@ static int run_send(struct run *r, struct flood_err *err)
     if (r->mpub) /* the event loop is done: st is the main thread's to read now */
         metrics_pub_stats(r->mpub, r->st, 0);
     run_accept_wait(r);
+    dash_push(r->dash, r->st);
     return 0;
+}
+
+/* A steered run's changes as the equivalent --stages (the curve the sender followed). */
+static void run_replay_line(struct run *r)
+{
+    char stages[4096];
+    double from = steer_stages(r->steer, stages, sizeof(stages));
+    uint64_t n = steer_count(r->steer);
+    if (!stages[0]) {
+        if (n)
+            printf("steering: %" PRIu64 " changes (faults or stop only); the rate was not "
+                   "steered\n",
+                   n);
+        return;
+    }
+    printf("steering: %" PRIu64 " changes; replay the rate with: flood run --stages %s%s "
+           "(and this run's other options)\n",
+           n, stages, r->ro.arrival == SCHED_POISSON ? " --arrival poisson" : "");
+    if (from > 0)
+        printf("steering: (its first %.1f s were dropped for room: the stages start there)\n",
+               from);
+}
+
+/* The page's link to the report: an absolute path (the page is read elsewhere). */
+static void dash_finish_at(struct dash *d, const char *out)
+{
+    char path[4096];
+    char *abs = realpath(out, NULL);
+    snprintf(path, sizeof(path), "%s/report.html", abs ? abs : out);
+    free(abs);
+    dash_finish(d, path);
 }
 
 /* The table, the conservation line, run.json and the rest (with the --expect verdicts),
@@ -417,7 +496,8 @@ static int run_results(struct run *r)
                               .duration_s = sched_duration(&r->sc),
                               .expect = ro->expect,
                               .n_expect = ro->n_expect,
-                              .expect_out = stdout};
+                              .expect_out = stdout,
+                              .steer = r->steer};
     results_print_table(stdout, r->st, &ri);
     char line[256];
     int conserved = stats_conservation(r->st, line, sizeof(line)) == 0;
@@ -432,11 +512,21 @@ static int run_results(struct run *r)
         wrote = 0;
     }
     json_decref(inbound_j);
+    if (r->steer)
+        run_replay_line(r);
+    if (r->dash && wrote)
+        dash_finish_at(r->dash, ro->out);
     fflush(stdout);
     if (r->mtr && ro->metrics_hold_s > 0) {
         /* SIGINT/SIGTERM are blocked here: one of them ends the hold early */
         struct timespec hold = {.tv_sec = (time_t)ro->metrics_hold_s,
                                 .tv_nsec = (long)(fmod(ro->metrics_hold_s, 1) * 1e9)};
+        while (sigtimedwait(&r->sigs, NULL, &hold) < 0 && errno == EINTR)
+            ;
+    }
+    if (r->dash && ro->dashboard_hold_s > 0) {
+        struct timespec hold = {.tv_sec = (time_t)ro->dashboard_hold_s,
+                                .tv_nsec = (long)(fmod(ro->dashboard_hold_s, 1) * 1e9)};
         while (sigtimedwait(&r->sigs, NULL, &hold) < 0 && errno == EINTR)
             ;
     }
@@ -449,6 +539,7 @@ static void run_free(struct run *r)
 {
     metrics_stop(r->mtr); /* before what its scrapes read: inbound, probes */
     metrics_pub_free(r->mpub);
+    dash_stop(r->dash); /* before the inbound side its fault switches reach */
     sender_free(r->sender);
     signer_free(r->signer);
     if (r->srv)
@@ -463,6 +554,7 @@ static void run_free(struct run *r)
     probes_free(r->probes);
     crowd_free(r->crowd);
     stats_free(r->st);
+    steer_free(r->steer);
     json_decref(r->config);
     run_opts_free_strs(r->urls, r->n_urls);
     run_opts_free(&r->ro);

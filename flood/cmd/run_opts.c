@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "flood/cmd/cli.h"
+#include "flood/dash/dash.h"
 #include "flood/report/metrics.h"
 #include "flood/report/results.h"
 
@@ -47,6 +48,9 @@ enum {
     RUN_OPT_QUIET,
     RUN_OPT_METRICS,
     RUN_OPT_METRICS_HOLD,
+    RUN_OPT_DASHBOARD,
+    RUN_OPT_DASHBOARD_TOKEN,
+    RUN_OPT_DASHBOARD_HOLD,
     RUN_OPT_EXPECT,
     RUN_OPT_CONTENT,
     RUN_OPT_CONTENT_OPT,
@@ -83,6 +87,9 @@ static const struct option run_own_options[] = {
     {"out", required_argument, NULL, RUN_OPT_OUT},
     {"metrics", required_argument, NULL, RUN_OPT_METRICS},
     {"metrics-hold", required_argument, NULL, RUN_OPT_METRICS_HOLD},
+    {"dashboard", required_argument, NULL, RUN_OPT_DASHBOARD},
+    {"dashboard-token", required_argument, NULL, RUN_OPT_DASHBOARD_TOKEN},
+    {"dashboard-hold", required_argument, NULL, RUN_OPT_DASHBOARD_HOLD},
     {"expect", required_argument, NULL, RUN_OPT_EXPECT},
     {"inbox", required_argument, NULL, RUN_OPT_INBOX},
     {"persona", required_argument, NULL, RUN_OPT_PERSONA},
@@ -165,6 +172,14 @@ static const char run_help[] =
     "                       run (port 0 picks one, printed on stderr)\n"
     "  --metrics-hold D     keep serving them for D after the results are written, so a\n"
     "                       scraper reads the final figures (default 0)\n"
+    "  --dashboard ADDR:PORT  a live page at http://ADDR:PORT/ (loopback unless a token is\n"
+    "                       set): the charts of report.html each second, and steering: the\n"
+    "                       rate (at once or ramped), pause/resume, faults on/off, stop;\n"
+    "                       every change lands in run.json's \"steering\"\n"
+    "  --dashboard-token T  require T (Authorization: Bearer T or ?token=T) and serve\n"
+    "                       non-loopback clients\n"
+    "  --dashboard-hold D   keep the dashboard (and its link to report.html) up for D after\n"
+    "                       the results are written (default 0)\n"
     "  --expect EXPR        a threshold judged on run.json at the end (repeatable):\n"
     "                       METRIC OP VALUE, e.g. 'p99<300ms', '2xx>=99%', 'f2a.p95<2s',\n"
     "                       'shed==0', 'fetch.actor.repeat==0', 'create.p99<=1s',\n"
@@ -472,6 +487,19 @@ static int run_opt_results(struct run_opts *ro, int id, const char *arg, struct 
         if (sched_parse_duration(arg, &d, e))
             return -1;
         ro->metrics_hold_s = d;
+        return 0;
+    case RUN_OPT_DASHBOARD:
+        if (dash_check_addr(arg, e))
+            return -1;
+        ro->dashboard = arg;
+        return 0;
+    case RUN_OPT_DASHBOARD_TOKEN:
+        ro->dashboard_token = arg;
+        return 0;
+    case RUN_OPT_DASHBOARD_HOLD:
+        if (sched_parse_duration(arg, &d, e))
+            return -1;
+        ro->dashboard_hold_s = d;
         return 0;
     default:
         return 1;

@@ -43,6 +43,8 @@ struct run_opts {
     int personal_inbox, target_http, no_check, quiet;
     const char *metrics;
     double metrics_hold_s;
+    const char *dashboard, *dashboard_token; /* --dashboard, --dashboard-token */
+    double dashboard_hold_s;
     char **personas;
     size_t n_personas;
     char **like_objects;

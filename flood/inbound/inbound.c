@@ -70,8 +70,10 @@ struct inbound {
     _Atomic(struct workload *) workload;
     struct keycache *kc;
     struct deliver *dl;
-    struct fault_rule *faults;
-    size_t n_faults;
+    struct fault_rule *faults; /* the --fault rules, then rules switched on at run time */
+    size_t n_cli_faults;       /* how many came from --fault */
+    _Atomic size_t n_faults;   /* published after the rule is written (inbound_fault_switch) */
+    _Atomic unsigned char *fault_on; /* per rule: 0 switched off */
     int log_deliveries, no_verify;
 
     _Atomic uint64_t deliveries[N_TYPES + 1], rejected[R__COUNT];
@@ -142,13 +144,19 @@ struct inbound *inbound_new(struct crowd *crowd, const struct inbound_opts *o,
      * ids never repeat across restarts (Fedify drops a repeated id for a day) */
     fault_seed((uint64_t)wall_us() * 0x9e3779b97f4a7c15ULL ^ (uint64_t)getpid());
     in->no_verify = o->no_verify;
+    /* room for the rules a dashboard may add; each one's switch starts on */
+    in->faults = flood_xcalloc(o->n_faults + INBOUND_FAULTS_ADDED, sizeof(*in->faults));
+    in->fault_on = flood_xcalloc(o->n_faults + INBOUND_FAULTS_ADDED, sizeof(*in->fault_on));
+    for (size_t i = 0; i < o->n_faults + INBOUND_FAULTS_ADDED; i++)
+        atomic_init(&in->fault_on[i], 1);
+    atomic_init(&in->n_faults, o->n_faults);
+    in->n_cli_faults = o->n_faults;
     if (o->n_faults) {
-        in->faults = flood_xmalloc(o->n_faults * sizeof(*in->faults));
         memcpy(in->faults, o->faults, o->n_faults * sizeof(*in->faults));
-        in->n_faults = o->n_faults;
-        for (size_t i = 0; i < in->n_faults; i++)
+        for (size_t i = 0; i < o->n_faults; i++)
             if (fault_rule_resolve(&in->faults[i], &crowd->wf, err) < 0) {
                 free(in->faults);
+                free((void *)in->fault_on);
                 free(in);
                 return NULL;
             }
@@ -162,6 +170,7 @@ struct inbound *inbound_new(struct crowd *crowd, const struct inbound_opts *o,
     if (!in->dl) {
         keycache_free(in->kc);
         free(in->faults);
+        free((void *)in->fault_on);
         free(in);
         return NULL;
     }
@@ -184,6 +193,7 @@ void inbound_free(struct inbound *in, long grace_ms)
     free(in->dups.slots[1]);
     pthread_mutex_destroy(&in->lock);
     free(in->faults);
+    free((void *)in->fault_on);
     free(in);
 }
 
@@ -515,10 +525,74 @@ int inbound_inbox_hook(void *ctx, const struct server_req *req, struct wf_doc *o
 
 /* ---- faults -------------------------------------------------------------------------- */
 
+/* fault_decide over the rules switched on, combined as it combines them: delays add, the
+ * first status wins, reset and hang are kept. */
+static int decide_switched(struct inbound *in, size_t n, int inst, unsigned scope,
+                           struct fault_effect *eff)
+{
+    int fired = 0;
+    memset(eff, 0, sizeof(*eff));
+    for (size_t i = 0; i < n; i++) {
+        struct fault_effect one;
+        if (!atomic_load_explicit(&in->fault_on[i], memory_order_relaxed) ||
+            !fault_decide(&in->faults[i], 1, inst, scope, &one))
+            continue;
+        fired = 1;
+        eff->delay_ms += one.delay_ms;
+        if (one.status && !eff->status) {
+            eff->status = one.status;
+            eff->retry_after = one.retry_after;
+        }
+        eff->reset |= one.reset;
+        eff->hang |= one.hang;
+    }
+    return fired;
+}
+
+int inbound_fault_switch(struct inbound *in, const char *spec, int on, struct flood_err *err)
+{
+    struct fault_rule r;
+    if (fault_parse(spec, &r, err) || fault_rule_resolve(&r, &in->crowd->wf, err))
+        return -1;
+    pthread_mutex_lock(&in->lock);
+    size_t n = atomic_load(&in->n_faults);
+    int rc = 0;
+    size_t i = 0;
+    while (i < n && strcmp(in->faults[i].spec, r.spec))
+        i++;
+    if (i < n)
+        atomic_store(&in->fault_on[i], (unsigned char)(on != 0));
+    else if (!on) {
+        flood_err_set(err, FLOOD_EINVAL, "fault: no rule '%s' to switch off", spec);
+        rc = -1;
+    } else if (n == in->n_cli_faults + INBOUND_FAULTS_ADDED) {
+        flood_err_set(err, FLOOD_EINVAL, "fault: more than %d rules added", INBOUND_FAULTS_ADDED);
+        rc = -1;
+    } else {
+        in->faults[n] = r;
+        atomic_store(&in->fault_on[n], 1);
+        atomic_store_explicit(&in->n_faults, n + 1, memory_order_release);
+    }
+    pthread_mutex_unlock(&in->lock);
+    return rc;
+}
+
+size_t inbound_faults(struct inbound *in, char (*specs)[FAULT_SPEC_MAX], int *on, size_t max)
+{
+    size_t n = atomic_load_explicit(&in->n_faults, memory_order_acquire);
+    size_t k = 0;
+    for (; k < n && k < max; k++) {
+        snprintf(specs[k], FAULT_SPEC_MAX, "%s", in->faults[k].spec);
+        on[k] = atomic_load(&in->fault_on[k]);
+    }
+    return k;
+}
+
 int inbound_fault_hook(void *ctx, const struct server_req *req, struct server_fault *fault)
 {
     struct inbound *in = ctx;
-    if (!in->n_faults)
+    size_t n = atomic_load_explicit(&in->n_faults, memory_order_acquire);
+    if (!n)
         return 0;
     int inst = req->route.instance;
     if (inst < 1 && req->host)
@@ -527,7 +601,7 @@ int inbound_fault_hook(void *ctx, const struct server_req *req, struct server_fa
         return 0;
     struct fault_effect eff;
     unsigned scope = fault_scope_of(req->method, req->route.kind, req->path);
-    if (!fault_decide(in->faults, in->n_faults, inst, scope, &eff))
+    if (!decide_switched(in, n, inst, scope, &eff))
         return 0;
     memset(fault, 0, sizeof(*fault));
     fault->delay_ms = eff.delay_ms;
@@ -618,7 +692,7 @@ json_t *inbound_json(struct inbound *in)
                       (json_int_t)(ds.failed + ds.dropped), "pending", (json_int_t)ds.pending,
                       "no_inbox", (json_int_t)in->accept_no_inbox));
     json_t *f = json_array();
-    for (size_t i = 0; i < in->n_faults && f; i++)
+    for (size_t i = 0; i < in->n_cli_faults && f; i++)
         json_array_append_new(f, json_string(in->faults[i].spec));
     set_new(o, "faults", f);
     set_new(o, "faulted",

@@ -17,6 +17,7 @@
 #include <stdio.h>
 
 #include "flood/crowd/crowd.h"
+#include "flood/crowd/fault.h"
 #include "sign/err.h"
 #include "flood/measure/probes.h"
 #include "flood/crowd/server.h"
@@ -53,6 +54,17 @@ void inbound_free(struct inbound *in, long grace_ms);
 /* Hooks for struct server_hooks (ctx = the inbound). */
 int inbound_inbox_hook(void *ctx, const struct server_req *req, struct wf_doc *out);
 int inbound_fault_hook(void *ctx, const struct server_req *req, struct server_fault *fault);
+
+#define INBOUND_FAULTS_ADDED 32 /* rules a run may add while it runs */
+/* Switch a fault rule "SEL:KEY=VAL,..." (the --fault language) on or off while the crowd
+ * serves (any thread; the hook reads each rule's switch with one atomic load). A rule is
+ * the same rule when its spec text is the same: off switches it off, on switches it back
+ * on or adds it (at most INBOUND_FAULTS_ADDED added). 0, or -1 and err (a bad spec, an
+ * unknown instance, nothing to switch off). */
+int inbound_fault_switch(struct inbound *in, const char *spec, int on,
+                         struct flood_err *err) FLOOD_WUR;
+/* The rules and their switches (up to max) into specs/on: how many. */
+size_t inbound_faults(struct inbound *in, char (*specs)[FAULT_SPEC_MAX], int *on, size_t max);
 
 /* The "inbound" object of run.json (a new reference): deliveries by type, rejected by
  * reason, accepts, follow_to_accept_ms, delivery_lag_ms, duplicates, faults in force and

@@ -272,9 +272,38 @@ static struct plot_series of_curve(const struct report_curve *cv, const char *na
         .name = name, .color = plot_color(color), .x = cv->p, .y = cv->v, .n = cv->n};
 }
 
+/* run.json's "steering" as chart marks (at most MARKS_MAX; labels in lab). */
+#define MARKS_MAX 64
+static size_t steering_marks(const json_t *root, struct plot_mark *m, char (*lab)[96])
+{
+    const json_t *a = json_object_get(root, "steering");
+    size_t n = 0;
+    for (size_t i = 0; i < json_array_size(a) && n < MARKS_MAX; i++) {
+        const json_t *e = json_array_get(a, i);
+        const char *kind = report_jstr(e, "kind");
+        double v = report_jnum(e, "value");
+        const char *text = report_jstr(e, "value");
+        if (!kind)
+            continue;
+        if (text)
+            snprintf(lab[n], 96, "%s %s%s", kind,
+                     json_is_true(json_object_get(e, "on")) ? "+" : "-", text);
+        else if (isfinite(v))
+            snprintf(lab[n], 96, "%s %g/s", kind, v);
+        else
+            snprintf(lab[n], 96, "%s", kind);
+        m[n] = (struct plot_mark){.x = report_jnum(e, "t_s"), .kind = kind, .label = lab[n]};
+        n++;
+    }
+    return n;
+}
+
 static void charts(FILE *f, const struct report_run *r)
 {
     const struct report_cols *c = &r->c;
+    struct plot_mark marks[MARKS_MAX];
+    char labels[MARKS_MAX][96];
+    size_t nm = steering_marks(r->root, marks, labels);
     struct plot_series rate[] = {
         per_sec(c, "offered", 8, c->offered),
         per_sec(c, "sent", 0, c->sent),
@@ -288,7 +317,9 @@ static void charts(FILE *f, const struct report_run *r)
                                .ylabel = "requests per second",
                                .kind = PLOT_LINES,
                                .series = rate,
-                               .ns = 4});
+                               .ns = 4,
+                               .marks = marks,
+                               .n_marks = nm});
     fputs("<p class=\"note\">Offered is what the schedule asked for in that second; sent left "
           "flood; completed got an answer (any class). A gap between offered and sent is "
           "shedding or a late generator; between sent and completed, a target falling "
@@ -311,7 +342,9 @@ static void charts(FILE *f, const struct report_run *r)
                                .ylabel = "answers per second",
                                .kind = PLOT_STACKED,
                                .series = stack,
-                               .ns = 6});
+                               .ns = 6,
+                               .marks = marks,
+                               .n_marks = nm});
     fputs("<p class=\"note\">Answers by the second they arrived in; \"other errors\" is 408, "
           "other 4xx and 5xx, timeouts and transport errors; shed were never sent "
           "(--max-inflight reached).</p>\n",
@@ -341,7 +374,9 @@ static void charts(FILE *f, const struct report_run *r)
                                .ylabel = "milliseconds",
                                .kind = PLOT_LINES,
                                .series = shown,
-                               .ns = ns});
+                               .ns = ns,
+                               .marks = marks,
+                               .n_marks = nm});
     fputs("<p class=\"note\">Percentiles of the requests completed in each second, measured from "
           "their intended send time (so a stalled target or generator shows up); dashed lines "
           "are service time (from the actual send) and the generator's dispatch lag.</p>\n",
@@ -373,7 +408,9 @@ static void charts(FILE *f, const struct report_run *r)
                                .ylabel = "requests",
                                .kind = PLOT_LINES,
                                .series = inflight,
-                               .ns = 1});
+                               .ns = 1,
+                               .marks = marks,
+                               .n_marks = nm});
 }
 
 /* The series' key per second; where the second had no Accepts (accepts 0), NAN for a

@@ -348,6 +348,20 @@ void plot_svg(FILE *f, const struct plot *p)
         else
             draw_line(f, p, &fr, &p->series[k]);
     }
+    for (size_t i = 0; p->kind != PLOT_PERCENTILE && i < p->n_marks; i++) {
+        const struct plot_mark *m = &p->marks[i];
+        if (!isfinite(m->x) || m->x < fr.x0 || m->x > fr.x1)
+            continue;
+        double x = sx(&fr, m->x);
+        fputs("<line class=\"mark\" data-kind=\"", f);
+        plot_html_escape(f, m->kind);
+        fprintf(f,
+                "\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#555\" "
+                "stroke-dasharray=\"3 3\"/><text x=\"%.1f\" y=\"%.1f\">",
+                x, x, MT, MT + PH, x + 3, MT + 10 + (double)(i % 3) * 11);
+        plot_html_escape(f, m->label);
+        fputs("</text>\n", f);
+    }
     legend(f, p);
     fputs("</svg></figure>\n", f);
 }

@@ -26,6 +26,14 @@ struct plot_series {
     int dashed; /* draw dashed (a secondary figure, e.g. service time) */
 };
 
+/* A labelled vertical line: a steering change at x (drawn as class="mark" with
+ * data-kind="KIND"). */
+struct plot_mark {
+    double x;
+    const char *kind;  /* borrowed */
+    const char *label; /* borrowed */
+};
+
 struct plot {
     const char *id;     /* the svg element's id (borrowed) */
     const char *title;  /* shown above the chart (borrowed) */
@@ -34,6 +42,8 @@ struct plot {
     enum plot_kind kind;
     const struct plot_series *series; /* borrowed, ns entries */
     size_t ns;
+    const struct plot_mark *marks; /* vertical lines on the x axis (time charts), borrowed */
+    size_t n_marks;
 };
 
 /* The colours charts use, in order, for a caller that numbers its series. */

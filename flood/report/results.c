@@ -193,6 +193,59 @@ static json_t *warnings_json(const struct stats *st, const struct results_info *
     return w;
 }
 
+json_t *results_series_row(const struct stats_sec *x, size_t i, int with_probes,
+                           int with_deliveries)
+{
+    json_t *e = json_object();
+    put(e, "t", jint(i));
+    put(e, "offered", jint(x->offered));
+    put(e, "sent", jint(x->sent));
+    put(e, "shed", jint(x->shed));
+    put(e, "completed", jint(x->completed));
+    put(e, "outcomes", outcomes_json(x->outcomes));
+    put(e, "p50_ms", jms(x->p50_ms));
+    put(e, "p99_ms", jms(x->p99_ms));
+    put(e, "max_ms", jms(x->max_ms));
+    put(e, "service_p50_ms", jms(x->service_p50_ms));
+    put(e, "service_p99_ms", jms(x->service_p99_ms));
+    put(e, "lag_p99_ms", jms(x->lag_p99_ms));
+    put(e, "late", jint(x->late));
+    put(e, "in_flight", jint(x->in_flight));
+    if (with_probes) {
+        put(e, "accepts", jint(x->accepts));
+        put(e, "rejects", jint(x->rejects));
+        put(e, "f2a_p50_ms", jms(x->f2a_p50_ms));
+        put(e, "f2a_p99_ms", jms(x->f2a_p99_ms));
+    }
+    if (with_deliveries)
+        put(e, "deliveries", jint(x->deliveries));
+    return e;
+}
+
+json_t *results_steering_json(struct steer *steer)
+{
+    json_t *a = json_array();
+    size_t n = 0;
+    struct steer_change *log = steer ? steer_log(steer, &n) : NULL;
+    for (size_t i = 0; i < n; i++) {
+        const struct steer_change *c = &log[i];
+        json_t *e = json_object();
+        put(e, "t_s", json_real(round(c->t_s * 1000) / 1000));
+        put(e, "kind", json_string(steer_kind_name(c->kind)));
+        if (c->kind == STEER_RATE || c->kind == STEER_RESUME)
+            put(e, "value", json_real(c->rate));
+        if (c->kind == STEER_RATE)
+            put(e, "ramp_s", json_real(c->ramp_s));
+        if (c->kind == STEER_FAULT) {
+            put(e, "value", json_string(c->text));
+            put(e, "on", json_boolean(c->on));
+        }
+        json_array_append_new(a, e);
+    }
+    free(log);
+    return a;
+}
+
 json_t *results_json(const struct stats *st, const struct results_info *ri)
 {
     json_t *root = json_object();
@@ -280,32 +333,21 @@ json_t *results_json(const struct stats *st, const struct results_info *ri)
     json_t *series = json_array();
     for (size_t i = 0; i < st->n_series; i++) {
         const struct stats_sec *x = &st->series[i];
-        json_t *e = json_object();
-        put(e, "t", jint(i));
-        put(e, "offered", jint(x->offered));
-        put(e, "sent", jint(x->sent));
-        put(e, "shed", jint(x->shed));
-        put(e, "completed", jint(x->completed));
-        put(e, "outcomes", outcomes_json(x->outcomes));
-        put(e, "p50_ms", jms(x->p50_ms));
-        put(e, "p99_ms", jms(x->p99_ms));
-        put(e, "max_ms", jms(x->max_ms));
-        put(e, "service_p50_ms", jms(x->service_p50_ms));
-        put(e, "service_p99_ms", jms(x->service_p99_ms));
-        put(e, "lag_p99_ms", jms(x->lag_p99_ms));
-        put(e, "late", jint(x->late));
-        put(e, "in_flight", jint(x->in_flight));
-        if (st->probes) {
-            put(e, "accepts", jint(x->accepts));
-            put(e, "rejects", jint(x->rejects));
-            put(e, "f2a_p50_ms", jms(x->f2a_p50_ms));
-            put(e, "f2a_p99_ms", jms(x->f2a_p99_ms));
-        }
-        if (st->inbound_count)
-            put(e, "deliveries", jint(x->deliveries));
+        json_t *e = results_series_row(x, i, st->probes != NULL, st->inbound_count != NULL);
         json_array_append_new(series, e);
     }
     put(root, "series", series);
+    if (ri->steer) {
+        put(root, "steering", results_steering_json(ri->steer));
+        char stages[4096];
+        double from = steer_stages(ri->steer, stages, sizeof(stages));
+        if (stages[0]) {
+            json_t *r = json_object();
+            put(r, "stages", json_string(stages));
+            put(r, "from_s", json_real(from));
+            put(root, "steering_replay", r);
+        }
+    }
     return root;
 }
 

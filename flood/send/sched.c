@@ -261,8 +261,13 @@ int64_t sched_next(struct sched *s)
         if (s->next_u >= s->total_count)
             return -1;
         u = s->next_u;
-        s->next_u += exp1(&s->rng);
+        if (s->redo_u > 0) { /* an activity given back by sched_steer_retime, taken again */
+            s->next_u = s->redo_u;
+            s->redo_u = 0;
+        } else
+            s->next_u += exp1(&s->rng);
     }
+    s->last_u = u;
     s->next_k++;
     double t = inverse(s, u);
     return (int64_t)llround(t * 1e9);
@@ -308,4 +313,143 @@ double sched_peak_rate(const struct sched *s)
             m = s->stages[i].rate1;
     }
     return m;
+}
+
+/* ---- steering ------------------------------------------------------------------------ */
+
+/* Start times and counts from the first kept stage on, without rewinding. */
+static void refresh(struct sched *s)
+{
+    double t = s->stages[0].start_s, n = s->stages[0].count0;
+    for (int i = 0; i < s->n_stages; i++) {
+        struct sched_stage *st = &s->stages[i];
+        st->start_s = t;
+        st->count0 = n;
+        st->count = (st->rate0 + st->rate1) / 2 * st->dur_s;
+        t += st->dur_s;
+        n += st->count;
+    }
+    s->total_count = n;
+    if (s->cur_stage >= s->n_stages)
+        s->cur_stage = s->n_stages - 1;
+}
+
+/* Cut the curve at t_s (the stage holding it ends there) and append stages reaching rate
+ * after ramp_s, flat to the end. Stages dropped from the front make room when needed:
+ * only lookups of activities due long before t_s could land there. */
+static void steer_to(struct sched *s, double t_s, double rate, double ramp_s)
+{
+    double end = s->duration_s;
+    if (t_s < s->stages[0].start_s)
+        t_s = s->stages[0].start_s;
+    if (t_s > end)
+        t_s = end;
+    double r_at = sched_rate_at(s, t_s);
+    int i = 0;
+    while (i + 1 < s->n_stages && t_s >= s->stages[i].start_s + s->stages[i].dur_s)
+        i++;
+    struct sched_stage *st = &s->stages[i];
+    st->dur_s = t_s - st->start_s;
+    if (st->dur_s < 0)
+        st->dur_s = 0;
+    st->rate1 = r_at;
+    s->n_stages = i + 1;
+    if (s->n_stages + 2 > SCHED_MAX_STAGES) {
+        int k = s->n_stages + 2 - SCHED_MAX_STAGES;
+        memmove(s->stages, s->stages + k, (size_t)(s->n_stages - k) * sizeof(s->stages[0]));
+        s->n_stages -= k;
+        s->dropped += k;
+        s->cur_stage = s->cur_stage > k ? s->cur_stage - k : 0;
+    }
+    double left = end - t_s;
+    if (ramp_s > 0 && left > 0) {
+        double d = ramp_s < left ? ramp_s : left;
+        struct sched_stage *r = &s->stages[s->n_stages++];
+        *r = (struct sched_stage){
+            .rate0 = r_at, .rate1 = r_at + (rate - r_at) * d / ramp_s, .dur_s = d};
+        left -= d;
+    }
+    if (left > 0 || s->n_stages == i + 1) {
+        struct sched_stage *r = &s->stages[s->n_stages++];
+        *r = (struct sched_stage){.rate0 = rate, .rate1 = rate, .dur_s = left > 0 ? left : 0};
+    }
+    s->steered = 1;
+    refresh(s);
+}
+
+int sched_steer_rate(struct sched *s, double t_s, double rate, double ramp_s, struct flood_err *err)
+{
+    if (check_rate(rate, "steer", err))
+        return -1;
+    if (!isfinite(ramp_s) || ramp_s < 0 || ramp_s > SCHED_DURATION_MAX) {
+        flood_err_set(err, FLOOD_EINVAL, "steer: ramp must be 0..%.0f seconds", SCHED_DURATION_MAX);
+        return -1;
+    }
+    if (s->paused)
+        s->pause_rate = rate;
+    else
+        steer_to(s, t_s, rate, ramp_s);
+    return 0;
+}
+
+void sched_pause(struct sched *s, double t_s)
+{
+    if (s->paused)
+        return;
+    s->pause_rate = sched_rate_at(s, t_s);
+    steer_to(s, t_s, 0, 0);
+    s->paused = 1;
+}
+
+void sched_resume(struct sched *s, double t_s)
+{
+    if (!s->paused)
+        return;
+    s->paused = 0;
+    steer_to(s, t_s, s->pause_rate, 0);
+}
+
+int sched_paused(const struct sched *s)
+{
+    return s->paused;
+}
+
+int64_t sched_steer_retime(struct sched *s)
+{
+    int fits = s->arrival == SCHED_CONSTANT ? s->next_k - 1 < constant_total(s)
+                                            : s->last_u < s->total_count;
+    if (!fits) { /* give it back */
+        if (s->arrival == SCHED_POISSON) {
+            s->redo_u = s->next_u;
+            s->next_u = s->last_u;
+        }
+        s->next_k--;
+        return -1;
+    }
+    return (int64_t)llround(inverse(s, s->last_u) * 1e9);
+}
+
+int sched_stages_text(const struct sched *s, char *buf, size_t size, double *from_s)
+{
+    size_t len = 0;
+    double prev = 0;
+    buf[0] = 0;
+    *from_s = s->stages[0].start_s;
+    for (int i = 0; i < s->n_stages; i++) {
+        const struct sched_stage *st = &s->stages[i];
+        int n = 0;
+        if (st->dur_s <= 0 && i + 1 < s->n_stages)
+            continue; /* a cut left empty: the next stage starts from its rate */
+        if (fabs(st->rate0 - prev) > 1e-9)
+            n = snprintf(buf + len, size - len, "%s%.6g:0", len ? "," : "", st->rate0);
+        if (n < 0 || (size_t)n >= size - len)
+            return -1;
+        len += (size_t)n;
+        n = snprintf(buf + len, size - len, "%s%.6g:%.6gs", len ? "," : "", st->rate1, st->dur_s);
+        if (n < 0 || (size_t)n >= size - len)
+            return -1;
+        len += (size_t)n;
+        prev = st->rate1;
+    }
+    return (int)len;
 }

@@ -18,6 +18,7 @@
 #ifndef FLOOD_SCHED_H
 #define FLOOD_SCHED_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "sign/err.h"
@@ -48,6 +49,13 @@ struct sched {
     double next_u;   /* count-space position of the next activity */
     uint64_t rng;    /* splitmix64 state (Poisson) */
     int cur_stage;   /* stage of the last lookup (lookups go forward) */
+    /* steering (sched_steer_*): zero in a schedule never steered */
+    double last_u;     /* count-space position of the activity sched_next returned last */
+    double redo_u;     /* Poisson: next_u to restore once a given-back activity is retaken */
+    double pause_rate; /* the rate a resume returns to */
+    int paused;
+    int steered; /* stages were changed */
+    int dropped; /* stages dropped from the front to make room (the oldest history) */
 };
 
 /* Parse a duration: "30" or "30s", "500ms", "2m", "1h", "1.5s". Seconds into *out.
@@ -77,5 +85,33 @@ double sched_duration(const struct sched *s);
 /* The rate in force at t seconds, and the highest rate of the schedule. */
 double sched_rate_at(const struct sched *s, double t);
 double sched_peak_rate(const struct sched *s);
+
+/* ---- steering (flood run --dashboard) -------------------------------------------------
+ * A steered schedule's rate curve changes from a time t_s on (seconds from the start); what
+ * came before is kept, and the end of the run stays where it was. Open loop still: the
+ * intended times after t_s come from the new curve (no burst to catch up). Every copy of a
+ * schedule that applies the same changes in the same order computes the same times (the
+ * sender's and the signers' copies), whatever their position. A --stages schedule's later
+ * stages are replaced by the steered rate. */
+
+/* From t_s the rate goes linearly to rate over ramp_s seconds (0: at once), then stays.
+ * While paused, only the rate the resume goes to changes. 0, or -1 and err (a rate outside
+ * 0..SCHED_RATE_MAX, a ramp negative or over a week). */
+int sched_steer_rate(struct sched *s, double t_s, double rate, double ramp_s,
+                     struct flood_err *err) FLOOD_WUR;
+/* No intended times from t_s on until sched_resume (pausing twice is a no-op). */
+void sched_pause(struct sched *s, double t_s);
+/* From t_s on the rate in force before the pause (or the one set meanwhile) again. */
+void sched_resume(struct sched *s, double t_s);
+int sched_paused(const struct sched *s);
+/* After a change: the intended time of the activity sched_next returned last, under the
+ * new curve; -1 when it now falls past the end (it is given back: a later sched_next
+ * returns it again once the curve reaches it). Call it only when that sched_next returned a
+ * time; after a -1, call sched_next again instead. */
+int64_t sched_steer_retime(struct sched *s);
+/* The curve as a --stages spec ("R:D,..." with "R:0" jumps), into buf; with its first
+ * seconds missing (dropped for room, see sched.c) the spec starts at the first kept
+ * stage and *from_s says where (0 otherwise). Returns the length or -1 when buf is small. */
+int sched_stages_text(const struct sched *s, char *buf, size_t size, double *from_s);
 
 #endif

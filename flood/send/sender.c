@@ -1,5 +1,6 @@
 /* flood/send/sender.c: libcurl multi on one libevent base, open loop (see sender.h). */
 #include "flood/send/sender.h"
+#include "flood/send/sender_internal.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -16,54 +17,6 @@
 #define SATURATED_CPU    0.9
 #define CURL_BUFFER      4096 /* answers are small: a small buffer keeps 10,000 in flight cheap */
 
-struct sockinfo {
-    struct sender *s;
-    curl_socket_t fd;
-    struct event ev;
-};
-
-/* A target origin (scheme://host:port): at most --connections of its requests are handed
- * to libcurl at a time, the rest wait here in order. libcurl 7.88 keeps requests over
- * CURLMOPT_MAX_HOST_CONNECTIONS in a pending list that every curl_multi_remove_handle
- * walks, so a backlog there makes each completion cost O(backlog) and the sender
- * collapse under its own queue. */
-struct origin {
-    char *key;
-    size_t len;
-    long active;
-    struct signer_req *qhead, *qtail;
-};
-
-struct sender {
-    struct sender_opts o;
-    struct signer *signer;
-    struct stats *stats;
-    struct sched sched;
-    struct event_base *base;
-    CURLM *multi;
-    struct event *curl_timer, *dispatch_timer, *wake_ev, *tick_ev, *drain_ev;
-    struct event *sig_int, *sig_term;
-    int64_t mono0;
-
-    uint64_t next_seq;
-    int64_t next_t; /* -1 at the end of the schedule */
-    int waiting;    /* the next request was not ready at its time */
-    int stopping;   /* no more sends: schedule over, a signal, or a failure */
-    int draining;
-    int failed;
-    struct flood_err fail_err;
-    int signal;
-    int64_t send_end_ns;
-
-    uint64_t inflight;
-    struct signer_req *open; /* requests in flight (queued at their origin or in curl) */
-    struct origin **origins;
-    size_t n_origins;
-    CURL **pool; /* idle easy handles */
-    size_t n_pool, cap_pool;
-    char live_prev[32];
-};
-
 int64_t sender_mono_ns(void)
 {
     struct timespec ts;
@@ -71,19 +24,7 @@ int64_t sender_mono_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static int64_t rel_now(const struct sender *s)
-{
-    return sender_mono_ns() - s->mono0;
-}
-
-static struct timeval tv_of_ns(int64_t ns)
-{
-    if (ns < 0)
-        ns = 0;
-    struct timeval tv = {.tv_sec = (time_t)(ns / 1000000000),
-                         .tv_usec = (suseconds_t)((ns % 1000000000) / 1000)};
-    return tv;
-}
+#define rel_now sender_rel_now
 
 int sender_parse_source_ips(const char *s, struct sender_opts *o, struct flood_err *err)
 {
@@ -451,6 +392,7 @@ static void dispatch(struct sender *s)
                 break;
             }
         }
+        r->intended_ns = s->next_t; /* the same unless steered since it was signed */
         if (s->inflight >= s->o.max_inflight) {
             stats_shed(s->stats, r->op, r->intended_ns);
             signer_req_free(r);
@@ -467,13 +409,17 @@ static void dispatch(struct sender *s)
         curl_multi_socket_action(s->multi, CURL_SOCKET_TIMEOUT, 0, &running);
         check_done(s);
     }
-    if (s->next_t < 0) {
+    if (s->next_t < 0 && s->o.steer && rel_now(s) < s->end_ns) {
+        /* a steered schedule paused (or run dry): wait for a change or the end */
+        struct timeval tv = sender_tv_of_ns(s->end_ns - rel_now(s));
+        evtimer_add(s->dispatch_timer, &tv);
+    } else if (s->next_t < 0) {
         s->stopping = 1;
         s->send_end_ns = rel_now(s);
         long wait = s->o.timeout_ms + 1000 > s->o.grace_ms ? s->o.timeout_ms + 1000 : s->o.grace_ms;
         begin_drain(s, wait);
     } else if (!s->waiting) {
-        struct timeval tv = tv_of_ns(s->next_t - rel_now(s));
+        struct timeval tv = sender_tv_of_ns(s->next_t - rel_now(s));
         evtimer_add(s->dispatch_timer, &tv);
     }
 }
@@ -528,15 +474,21 @@ static void begin_drain(struct sender *s, long wait_ms)
     evtimer_add(s->drain_ev, &tv);
 }
 
+static void sender_interrupt(struct sender *s, int sig);
+
 static void on_signal(evutil_socket_t sig, short kind, void *arg)
 {
     (void)kind;
-    struct sender *s = arg;
+    sender_interrupt(arg, (int)sig);
+}
+
+static void sender_interrupt(struct sender *s, int sig)
+{
     if (s->signal) { /* a second signal: stop waiting */
         event_base_loopexit(s->base, NULL);
         return;
     }
-    s->signal = (int)sig;
+    s->signal = sig;
     if (!s->stopping) {
         s->stopping = 1;
         s->send_end_ns = rel_now(s);
@@ -579,12 +531,14 @@ static void on_tick(evutil_socket_t fd, short kind, void *arg)
     int64_t now = rel_now(s);
     expire_queued(s, now);
     stats_tick(s->stats, now, s->inflight);
+    if (s->steer_ev)
+        sender_steer_state(s);
     if (s->o.tick)
         s->o.tick(s->o.tick_ctx, s->stats, s->inflight);
     if (s->o.live)
         live_line(s, s->stats->cur_sec);
     int64_t next = (now / 1000000000 + 1) * 1000000000;
-    struct timeval tv = tv_of_ns(next - now);
+    struct timeval tv = sender_tv_of_ns(next - now);
     evtimer_add(s->tick_ev, &tv);
 }
 
@@ -603,6 +557,7 @@ struct sender *sender_new(const struct sender_opts *o, struct signer *signer,
         s->o.connections = 64;
     s->signer = signer;
     s->stats = stats;
+    s->interrupt = sender_interrupt;
     if (s->o.probes)
         stats_set_probes(stats, s->o.probes); /* Follow-to-Accept per second in the series */
     s->sched = *sched;
@@ -639,10 +594,13 @@ struct sender *sender_new(const struct sender_opts *o, struct signer *signer,
     s->tick_ev = evtimer_new(s->base, on_tick, s);
     s->drain_ev = evtimer_new(s->base, on_drain_end, s);
     s->wake_ev = event_new(s->base, signer_wake_fd(signer), EV_READ | EV_PERSIST, on_wake, s);
+    if (s->o.steer)
+        s->steer_ev =
+            event_new(s->base, steer_fd(s->o.steer), EV_READ | EV_PERSIST, sender_on_steer, s);
     s->sig_int = evsignal_new(s->base, SIGINT, on_signal, s);
     s->sig_term = evsignal_new(s->base, SIGTERM, on_signal, s);
     if (!s->curl_timer || !s->dispatch_timer || !s->tick_ev || !s->drain_ev || !s->wake_ev ||
-        !s->sig_int || !s->sig_term) {
+        !s->sig_int || !s->sig_term || (s->o.steer && !s->steer_ev)) {
         flood_err_set(err, FLOOD_EIO, "sender: cannot make libevent events");
         sender_free(s);
         return NULL;
@@ -667,9 +625,14 @@ int sender_run(struct sender *s, int64_t mono0_ns, struct sender_result *res, st
     event_add(s->wake_ev, NULL);
     event_add(s->sig_int, NULL);
     event_add(s->sig_term, NULL);
-    struct timeval tv = tv_of_ns(1000000000 - rel_now(s) % 1000000000);
+    s->end_ns = (int64_t)(sched_duration(&s->sched) * 1e9);
+    if (s->steer_ev) {
+        event_add(s->steer_ev, NULL);
+        sender_steer_state(s);
+    }
+    struct timeval tv = sender_tv_of_ns(1000000000 - rel_now(s) % 1000000000);
     evtimer_add(s->tick_ev, &tv);
-    tv = tv_of_ns(s->next_t - rel_now(s));
+    tv = sender_tv_of_ns(s->next_t - rel_now(s));
     evtimer_add(s->dispatch_timer, &tv);
 
     event_base_dispatch(s->base);
@@ -692,6 +655,10 @@ int sender_run(struct sender *s, int64_t mono0_ns, struct sender_result *res, st
         fprintf(stderr, "\n");
     event_del(s->sig_int);
     event_del(s->sig_term);
+    if (s->steer_ev) {
+        event_del(s->steer_ev);
+        sender_steer_close(s);
+    }
 
     getrusage(RUSAGE_SELF, &ru1);
     getrusage(RUSAGE_THREAD, &th1);
@@ -738,8 +705,8 @@ void sender_free(struct sender *s)
     free(s->origins);
     if (s->multi)
         curl_multi_cleanup(s->multi);
-    struct event *evs[] = {s->curl_timer, s->dispatch_timer, s->tick_ev, s->drain_ev,
-                           s->wake_ev,    s->sig_int,        s->sig_term};
+    struct event *evs[] = {s->curl_timer, s->dispatch_timer, s->tick_ev,  s->drain_ev,
+                           s->wake_ev,    s->sig_int,        s->sig_term, s->steer_ev};
     for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++)
         if (evs[i])
             event_free(evs[i]);

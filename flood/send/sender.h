@@ -19,6 +19,7 @@
 #include "flood/measure/probes.h"
 #include "flood/send/sched.h"
 #include "flood/send/signer.h"
+#include "flood/send/steer.h"
 #include "flood/measure/stats.h"
 
 struct sender_opts {
@@ -40,6 +41,9 @@ struct sender_opts {
      * closed (e.g. metrics_pub_stats); may be NULL */
     void (*tick)(void *ctx, const struct stats *st, uint64_t in_flight);
     void *tick_ctx;
+    /* commands from the dashboard, applied on the loop's thread (the signers' options
+     * must say steerable too); NULL: the schedule runs as given (borrowed) */
+    struct steer *steer;
 };
 
 /* Parse "A-B" (IPv4, A <= B) or a single address into o->src_base/src_count. */

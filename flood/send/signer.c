@@ -303,16 +303,18 @@ static void *signer_main(void *arg)
         /* not fatal: the signers then compete with the event loop at equal weight */
     }
     pthread_mutex_lock(&s->lock);
-    while (!s->stop && s->next_t >= 0 && !atomic_load(&s->failed)) {
+    while (!s->stop && (s->next_t >= 0 || s->o.steerable) && !atomic_load(&s->failed)) {
         int64_t now = mono_ns();
         int64_t wait_until = 0;
-        if (s->next_seq >= atomic_load(&s->consumed) + s->ring_len)
+        if (s->next_t < 0) /* a steered schedule paused or over: until a change or the stop */
+            wait_until = now + 100000000;
+        else if (s->next_seq >= atomic_load(&s->consumed) + s->ring_len)
             wait_until = now + 20000000; /* woken when the consumer frees a slot */
         else if (s->next_t > now - s->mono0_ns + s->lookahead_ns)
             wait_until = s->mono0_ns + s->next_t - s->lookahead_ns;
         if (wait_until) {
             atomic_fetch_add(&s->producers_waiting, 1);
-            if (s->next_seq < atomic_load(&s->consumed) + s->ring_len &&
+            if (s->next_t >= 0 && s->next_seq < atomic_load(&s->consumed) + s->ring_len &&
                 s->next_t <= now - s->mono0_ns + s->lookahead_ns) {
                 atomic_fetch_sub(&s->producers_waiting, 1);
                 continue;
@@ -435,6 +437,23 @@ struct signer_req *signer_take(struct signer *s, uint64_t seq)
         pthread_mutex_unlock(&s->lock);
     }
     return r;
+}
+
+void signer_steer(struct signer *s, enum signer_steer_kind kind, double t_s, double rate,
+                  double ramp_s)
+{
+    pthread_mutex_lock(&s->lock);
+    struct flood_err e;
+    if (kind == SIGNER_STEER_PAUSE)
+        sched_pause(&s->sched, t_s);
+    else if (kind == SIGNER_STEER_RESUME)
+        sched_resume(&s->sched, t_s);
+    else if (sched_steer_rate(&s->sched, t_s, rate, ramp_s, &e)) {
+        /* checked by the sender first: cannot fail here */
+    }
+    s->next_t = s->next_t >= 0 ? sched_steer_retime(&s->sched) : sched_next(&s->sched);
+    pthread_cond_broadcast(&s->cond);
+    pthread_mutex_unlock(&s->lock);
 }
 
 int signer_wake_fd(const struct signer *s)

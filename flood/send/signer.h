@@ -31,6 +31,7 @@ struct signer_opts {
     double lookahead_s;   /* how far ahead of its time a request may be ready */
     size_t lookahead_max; /* ring size: requests ready at most */
     const char *user_agent;
+    int steerable; /* the schedule may be steered: threads wait at its end, not exit */
 };
 
 /* Parse --sign: "cavage", "rfc9421", "cavage,rfc9421", "rfc9421,cavage" or "none". */
@@ -85,6 +86,13 @@ void signer_wait_for(struct signer *s, uint64_t seq);
 int signer_failed(struct signer *s, struct flood_err *err);
 /* Re-sign r with the other dialect (a second knock), in the caller's thread. 0 or -1. */
 int signer_resign(struct signer *s, struct signer_req *r, struct flood_err *err) FLOOD_WUR;
+/* Steering: apply to the signers' copy of the schedule the change the sender applied to
+ * its own (same kind, time and values, in the same order): SIGNER_STEER_RATE (rate,
+ * ramp_s), SIGNER_STEER_PAUSE, SIGNER_STEER_RESUME. Requests already in the ring keep
+ * their signed Date; the sender gives them their steered intended time. Thread-safe. */
+enum signer_steer_kind { SIGNER_STEER_RATE, SIGNER_STEER_PAUSE, SIGNER_STEER_RESUME };
+void signer_steer(struct signer *s, enum signer_steer_kind kind, double t_s, double rate,
+                  double ramp_s);
 /* Stop and join the threads, free the requests still in the ring. */
 void signer_stop(struct signer *s);
 void signer_free(struct signer *s);

@@ -6,11 +6,13 @@
  * addresses it accepted connections from, independently of flood.
  *
  *   sink [--listen ADDR] [--port N] [--status S] [--retry-after SEC] [--mode answer|hang|close]
- *        [--exit-after SEC] [--stats FILE] [--dump FILE]
+ *        [--exit-after SEC] [--stats FILE] [--dump FILE] [--per-second FILE]
  *
  * Prints "port N" on stdout once listening. On SIGTERM/SIGINT or --exit-after, writes the
  * counts ("requests N", "create N", ...) to --stats FILE (or stdout) and exits 0. --dump
- * writes the first POST it receives (request line, headers, body) to FILE. */
+ * writes the first POST it receives (request line, headers, body) to FILE. --per-second
+ * appends one line a second to FILE, "SECOND REQUESTS" (requests that second, counted from
+ * the sink's start on CLOCK_MONOTONIC): the rate the sink measured. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -47,6 +49,7 @@ static enum mode mode = MODE_ANSWER;
 static char answer[256];
 static const char *dump_path; /* --dump FILE: the first POST, head and body, written there */
 static size_t answer_len;
+static FILE *per_second; /* --per-second FILE */
 
 static const char *reason(int s)
 {
@@ -168,7 +171,7 @@ static void usage(void)
 {
     fprintf(stderr, "usage: sink [--listen ADDR] [--port N] [--status S] [--retry-after SEC]\n"
                     "            [--mode answer|hang|close] [--exit-after SEC] [--stats FILE]\n"
-                    "            [--dump FILE]\n");
+                    "            [--dump FILE] [--per-second FILE]\n");
     exit(2);
 }
 
@@ -195,7 +198,11 @@ int main(int argc, char **argv)
             stats_path = v;
         else if (!strcmp(a, "--dump"))
             dump_path = v;
-        else if (!strcmp(a, "--mode")) {
+        else if (!strcmp(a, "--per-second")) {
+            per_second = fopen(v, "w");
+            if (!per_second)
+                usage();
+        } else if (!strcmp(a, "--mode")) {
             if (!strcmp(v, "answer"))
                 mode = MODE_ANSWER;
             else if (!strcmp(v, "hang"))
@@ -242,7 +249,16 @@ int main(int argc, char **argv)
     int ep = epoll_create1(EPOLL_CLOEXEC);
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
     epoll_ctl(ep, EPOLL_CTL_ADD, ls, &ev);
-    static int sig_tag, timer_tag;
+    static int sig_tag, timer_tag, sec_tag;
+    if (per_second) {
+        int sec_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+        struct itimerspec its = {.it_value = {.tv_sec = 1}, .it_interval = {.tv_sec = 1}};
+        timerfd_settime(sec_fd, 0, &its, NULL);
+        struct epoll_event se = {.events = EPOLLIN, .data.ptr = &sec_tag};
+        epoll_ctl(ep, EPOLL_CTL_ADD, sec_fd, &se);
+        sec_tag = sec_fd;
+    }
+    unsigned long long sec_prev = 0, sec_n = 0;
     ev.data.ptr = &sig_tag;
     epoll_ctl(ep, EPOLL_CTL_ADD, sfd, &ev);
     if (exit_after > 0) {
@@ -259,6 +275,17 @@ int main(int argc, char **argv)
             continue;
         for (int i = 0; i < k; i++) {
             void *p = evs[i].data.ptr;
+            if (p == &sec_tag) {
+                uint64_t ticks = 0;
+                if (read(sec_tag, &ticks, sizeof(ticks)) < 0)
+                    ticks = 1;
+                for (uint64_t j = 0; j < ticks; j++) { /* a late wake: the rest count 0 */
+                    fprintf(per_second, "%llu %llu\n", sec_n++, j ? 0 : n_requests - sec_prev);
+                }
+                sec_prev = n_requests;
+                fflush(per_second);
+                continue;
+            }
             if (p == &sig_tag || p == &timer_tag) {
                 write_stats(stats_path);
                 return 0;

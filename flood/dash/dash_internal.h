@@ -1,0 +1,39 @@
+/* flood/dash/dash_internal.h: the dashboard's state, shared by dash.c (the server, the
+ * stream), dash_api.c (the JSON API) and dash_page.c (the page). */
+#ifndef FLOOD_DASH_INTERNAL_H
+#define FLOOD_DASH_INTERNAL_H
+
+#include <microhttpd.h>
+#include <pthread.h>
+
+#include "flood/dash/dash.h"
+
+struct dash {
+    struct MHD_Daemon *mhd;
+    char address[80];
+    char *token, *title;
+    struct steer *steer;
+    struct inbound *in;
+    int64_t mono0;
+
+    pthread_mutex_t lock;  /* everything below */
+    pthread_cond_t cond;   /* a new row, the end, the stop */
+    char *rows[DASH_RING]; /* row t at rows[t % DASH_RING], JSON text */
+    size_t n_rows;         /* rows pushed so far (t = 0 .. n_rows - 1) */
+    size_t pushed;         /* seconds of the stats already copied */
+    int finished, stopping;
+    char *report_path;
+};
+
+/* An answer: body (taken, freed by MHD), its content type. */
+enum MHD_Result dash_answer(struct MHD_Connection *c, unsigned status, char *body,
+                            const char *type);
+/* A JSON answer {"error": msg} with status. */
+enum MHD_Result dash_error(struct MHD_Connection *c, unsigned status, const char *msg);
+/* The API: method and url with the body gathered (NUL-terminated). */
+enum MHD_Result dash_api(struct dash *d, struct MHD_Connection *c, const char *method,
+                         const char *url, const char *body, size_t len);
+/* The page (a new string): the HTML with its inline CSS and script. */
+char *dash_page(const struct dash *d);
+
+#endif
