@@ -407,6 +407,13 @@ static void render_actor(const struct crowd *c, int instance, int actor, struct 
     wf_actor(&c->wf, instance, actor, &ki, out);
 }
 
+void crowd_key_doc(const struct crowd *c, int instance, int actor, struct wf_doc *out)
+{
+    size_t slot = key_slot(c, instance, actor);
+    struct wf_key_info ki = {.public_pem = c->key_pems[slot]};
+    wf_key_doc(&c->wf, instance, actor, &ki, out);
+}
+
 void crowd_actor_doc(const struct crowd *c, int instance, int actor, struct wf_doc *out)
 {
     if (c->actor_docs) {

@@ -104,5 +104,8 @@ void crowd_key_id(const struct crowd *c, int instance, int actor, char out[WF_UR
 /* The actor document of (instance, actor): from the pre-rendered table or rendered now.
  * out->body is new (free with wf_doc_free) either way. */
 void crowd_actor_doc(const struct crowd *c, int instance, int actor, struct wf_doc *out);
+/* The standalone key document of (instance, actor) (wf_key_doc with its key); out->body
+ * is new (wf_doc_free). */
+void crowd_key_doc(const struct crowd *c, int instance, int actor, struct wf_doc *out);
 
 #endif
