@@ -1,5 +1,6 @@
 /* flood/report/results.c: run.json, .hgrm files, summary.md and the final table. */
 #include "flood/report/results.h"
+#include "flood/report/results_fetches.h"
 
 #include <curl/curl.h>
 #include <errno.h>
@@ -182,6 +183,8 @@ static json_t *warnings_json(const struct stats *st, const struct results_info *
         snprintf(buf, sizeof(buf), "%" PRIu64 " activities shed beyond --max-inflight", t.shed);
         json_array_append_new(w, json_string(buf));
     }
+    if (results_crowd_unreachable(st, ri, buf, sizeof(buf)))
+        json_array_append_new(w, json_string(buf));
     if (ri->gen && ri->gen->interrupted) {
         snprintf(buf, sizeof(buf), "interrupted by %s",
                  ri->gen->signal == SIGINT ? "SIGINT" : "SIGTERM");
@@ -266,6 +269,14 @@ json_t *results_json(const struct stats *st, const struct results_info *ri)
     put(g, "interrupted", json_boolean(gen && gen->interrupted));
     put(root, "generator", g);
     put(root, "warnings", warnings_json(st, ri));
+    if (ri->fetches) {
+        put(root, "fetches", results_fetches_json(st, ri));
+        char why[512];
+        int unreachable = results_crowd_unreachable(st, ri, why, sizeof(why));
+        put(root, "crowd_unreachable", json_boolean(unreachable));
+        if (unreachable)
+            put(root, "crowd_unreachable_reason", json_string(why));
+    }
 
     char line[256];
     int ok = stats_conservation(st, line, sizeof(line)) == 0;
@@ -300,6 +311,17 @@ json_t *results_json(const struct stats *st, const struct results_info *ri)
         }
         if (st->inbound_count)
             put(e, "deliveries", jint(x->deliveries));
+        if (st->fetch_count) {
+            json_t *fk = json_object();
+            uint64_t all = 0;
+            for (int k = 0; k < FETCH__COUNT; k++) {
+                all += x->fetches[k];
+                if (x->fetches[k])
+                    put(fk, fetch_kind_name(k), jint(x->fetches[k]));
+            }
+            put(fk, "total", jint(all));
+            put(e, "fetches", fk);
+        }
         json_array_append_new(series, e);
     }
     put(root, "series", series);
@@ -396,6 +418,13 @@ static int write_summary(const char *dir, const struct stats *st, const struct r
             ri->gen && ri->gen->saturated ? "yes" : "no");
     hist_free(lat);
     hist_free(fa);
+    if (ri->fetches) {
+        char why[512];
+        fprintf(f, "\n");
+        results_fetches_line(f, st, ri, 1);
+        if (results_crowd_unreachable(st, ri, why, sizeof(why)))
+            fprintf(f, "\n**crowd unreachable:** %s\n", why);
+    }
     if (fclose(f)) {
         flood_err_set(err, FLOOD_EIO, "results: cannot write '%s'", path);
         return -1;
@@ -492,6 +521,7 @@ void results_print_table(FILE *f, const struct stats *st, const struct results_i
                 ri->gen->cpu_s, ri->gen->loop_cpu_s, ri->gen->loop_cpu_share * 100,
                 ri->gen->lag_p99_ms, st->late_sends, st->not_ready,
                 ri->gen->saturated ? "yes" : "no");
+    results_fetches_line(f, st, ri, 0);
     json_t *w = warnings_json(st, ri);
     size_t i;
     json_t *v;

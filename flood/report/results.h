@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "sign/err.h"
+#include "flood/measure/fetches.h"
 #include "flood/measure/probes.h"
 #include "flood/send/sender.h"
 #include "flood/measure/stats.h"
@@ -24,6 +25,7 @@ struct results_info {
     struct probes *probes;           /* borrowed, may be NULL */
     const char *rate_text;           /* "5000/s" or the stages spec, for summary.md */
     double duration_s;               /* scheduled duration */
+    struct fetches *fetches;         /* borrowed, may be NULL: what the target fetched back */
 };
 
 /* A default output folder name, "out/run-YYYYMMDDTHHMMSSZ" for time t, into buf. */
