@@ -5,6 +5,7 @@
  * building a jansson tree: jansson takes about 30 us for this document, the writer below
  * a few. The output is byte for byte what json_dumps(JSON_COMPACT) gives for the
  * same members in the same order (the golden files check it). */
+#include "webfinger/media.h"
 #include "webfinger/wf.h"
 
 #include <stdio.h>
@@ -133,6 +134,18 @@ static void jw_keys(struct jw *w, const char *id, const struct wf_key_info *key)
     }
 }
 
+/* ,"icon":{...} or ,"image":{...}: the avatar or header (Mastodon reads url, and
+ * mediaType when the URL has no extension it knows). */
+static void jw_image(struct jw *w, const struct wf_crowd *c, int instance, int actor, int avatar)
+{
+    char url[WF_URL_MAX];
+    wf_avatar_url(c, instance, actor, avatar, url);
+    jw_lit(w, avatar ? ",\"icon\":{\"type\":\"Image\",\"mediaType\":\"image/png\""
+                     : ",\"image\":{\"type\":\"Image\",\"mediaType\":\"image/png\"");
+    jw_member(w, "url", url);
+    jw_lit(w, "}");
+}
+
 void wf_actor(const struct wf_crowd *c, int instance, int actor, const struct wf_key_info *key,
               struct wf_doc *out)
 {
@@ -191,7 +204,40 @@ void wf_actor(const struct wf_crowd *c, int instance, int actor, const struct wf
                           : ",\"manuallyApprovesFollowers\":false,\"discoverable\":true,"
                             "\"indexable\":true");
     jw_member(&w, "published", WF_PUBLISHED);
+    if (actor > 0) {
+        jw_image(&w, c, instance, actor, 1);
+        jw_image(&w, c, instance, actor, 0);
+    }
     jw_keys(&w, id, key);
+    jw_lit(&w, "}");
+    if (w.bad) {
+        free(w.buf);
+        wf_error(500, "webfinger: key material is not ASCII", out);
+        return;
+    }
+    out->status = 200;
+    out->content_type = WF_CT_ACTIVITY;
+    out->body = w.buf;
+    out->len = w.len;
+}
+
+void wf_key_doc(const struct wf_crowd *c, int instance, int actor, const struct wf_key_info *key,
+                struct wf_doc *out)
+{
+    if (instance < 1 || instance > c->instances || actor < 0 || actor > c->actors || !key ||
+        !key->public_pem) {
+        wf_error(404, "webfinger: no such key", out);
+        return;
+    }
+    char id[WF_URL_MAX];
+    wf_actor_url(c, instance, actor, id);
+    struct jw w = {.cap = 1024 + strlen(key->public_pem)};
+    w.buf = flood_xmalloc(w.cap);
+    jw_lit(&w, "{\"@context\":\"" SEC_CONTEXT "\"");
+    jw_member2(&w, "id", id, "/main-key");
+    jw_member(&w, "type", "Key");
+    jw_member(&w, "owner", id);
+    jw_member(&w, "publicKeyPem", key->public_pem);
     jw_lit(&w, "}");
     if (w.bad) {
         free(w.buf);

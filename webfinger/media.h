@@ -33,12 +33,7 @@
 #define WF_PAGE_IMAGE_BYTES (60 * 1000)
 #define WF_EMOJI_SIDE       64
 
-/* One image: what its URL says. */
-struct wf_media {
-    uint64_t id;
-    unsigned width, height; /* 1..WF_MEDIA_DIM_MAX */
-    uint64_t bytes;         /* wf_media_min_bytes(width, height)..WF_MEDIA_BYTES_MAX */
-};
+/* struct wf_media (one image: what its URL says) is in webfinger/wf.h, for routes. */
 
 /* The smallest PNG of w x h this module makes (no padding chunk). */
 uint64_t wf_media_min_bytes(unsigned width, unsigned height);

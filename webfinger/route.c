@@ -1,6 +1,7 @@
 /* webfinger/route.c: which document a request names. Exact paths only: no trailing slash,
  * no case folding, no percent-decoding, because an object's id must equal the URL it is
  * served at, byte for byte. */
+#include "webfinger/media.h"
 #include "webfinger/wf.h"
 
 #include <string.h>
@@ -21,6 +22,9 @@ static const struct fixed_route fixed[] = {
     {"/actor", WF_ROUTE_ACTOR, 0},
     {"/actor/inbox", WF_ROUTE_INBOX, 0},
     {"/actor/outbox", WF_ROUTE_OUTBOX, 0},
+    {"/actor/main-key", WF_ROUTE_KEY, 0},
+    {"/actor/avatar.png", WF_ROUTE_AVATAR, 0},
+    {"/actor/header.png", WF_ROUTE_HEADER, 0},
 };
 
 /* After /users/NAME. */
@@ -30,7 +34,17 @@ static const struct fixed_route per_actor[] = {
     {"/outbox", WF_ROUTE_OUTBOX, 0},
     {"/followers", WF_ROUTE_FOLLOWERS, 0},
     {"/following", WF_ROUTE_FOLLOWING, 0},
+    {"/main-key", WF_ROUTE_KEY, 0},
+    {"/avatar.png", WF_ROUTE_AVATAR, 0},
+    {"/header.png", WF_ROUTE_HEADER, 0},
 };
+
+/* The image an avatar or header route serves. */
+static void actor_image(struct wf_route *out)
+{
+    if (out->kind == WF_ROUTE_AVATAR || out->kind == WF_ROUTE_HEADER)
+        wf_media_of_actor(out->instance, out->actor, out->kind == WF_ROUTE_AVATAR, &out->media);
+}
 
 static int is(const char *s, size_t len, const char *lit)
 {
@@ -63,6 +77,14 @@ static int parse_seq(const char *s, size_t len, uint64_t *v)
     return 0;
 }
 
+static int route_media(const char *name, size_t len, struct wf_route *out)
+{
+    if (wf_media_parse(name, len, &out->media) < 0)
+        return 404;
+    out->kind = WF_ROUTE_MEDIA;
+    return 0;
+}
+
 int wf_route_path(const struct wf_crowd *c, int instance, const char *path, size_t len,
                   struct wf_route *out)
 {
@@ -70,14 +92,32 @@ int wf_route_path(const struct wf_crowd *c, int instance, const char *path, size
     out->instance = instance;
     out->actor = -1;
     out->seq = 0;
+    out->media = (struct wf_media){0};
     if (!path)
         return 404;
     for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
         if (is(path, len, fixed[i].path)) {
             out->kind = fixed[i].kind;
             out->actor = fixed[i].actor;
+            actor_image(out);
             return 0;
         }
+    }
+    if (starts(path, len, "/media/"))
+        return route_media(path + 7, len - 7, out);
+    if (starts(path, len, "/pages/")) {
+        if (parse_seq(path + 7, len - 7, &out->seq) < 0)
+            return 404;
+        out->kind = WF_ROUTE_PAGE;
+        return 0;
+    }
+    if (starts(path, len, "/emoji/")) {
+        char name[WF_EMOJI_NAME_MAX];
+        if (wf_emoji_parse(path + 7, len - 7, name) < 0)
+            return 404;
+        out->kind = WF_ROUTE_EMOJI;
+        wf_media_of_emoji(name, &out->media);
+        return 0;
     }
     if (!starts(path, len, "/users/"))
         return 404;
@@ -94,6 +134,7 @@ int wf_route_path(const struct wf_crowd *c, int instance, const char *path, size
         if (is(tail, tail_len, per_actor[i].path)) {
             out->kind = per_actor[i].kind;
             out->actor = actor;
+            actor_image(out);
             return 0;
         }
     }
@@ -123,6 +164,7 @@ int wf_route(const struct wf_crowd *c, const char *host, const char *path, struc
     out->instance = 0;
     out->actor = -1;
     out->seq = 0;
+    out->media = (struct wf_media){0};
     int instance = wf_instance_of_host(c, host);
     if (instance == 0)
         return 421;

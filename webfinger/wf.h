@@ -80,13 +80,27 @@ enum wf_route_kind {
     WF_ROUTE_SHARED_INBOX, /* /inbox */
     WF_ROUTE_NOTE,         /* /users/NAME/notes/SEQ */
     WF_ROUTE_ACTIVITY,     /* /users/NAME/activities/SEQ */
+    WF_ROUTE_KEY,          /* /users/NAME/main-key, /actor/main-key: the key document */
+    WF_ROUTE_MEDIA,        /* /media/ID-WxH-BYTES.png (webfinger/media.h) */
+    WF_ROUTE_PAGE,         /* /pages/ID: a link page */
+    WF_ROUTE_EMOJI,        /* /emoji/NAME.png */
+    WF_ROUTE_AVATAR,       /* /users/NAME/avatar.png, /actor/avatar.png */
+    WF_ROUTE_HEADER,       /* /users/NAME/header.png, /actor/header.png */
+};
+
+/* One image: what its URL says (the URL forms are in webfinger/media.h). */
+struct wf_media {
+    uint64_t id;
+    unsigned width, height; /* 1..WF_MEDIA_DIM_MAX */
+    uint64_t bytes;         /* wf_media_min_bytes(width, height)..WF_MEDIA_BYTES_MAX */
 };
 
 struct wf_route {
     enum wf_route_kind kind;
-    int instance; /* 1..instances */
-    int actor;    /* 0 = instance actor, 1..actors; -1 when the route has none */
-    uint64_t seq; /* NOTE and ACTIVITY */
+    int instance;          /* 1..instances */
+    int actor;             /* 0 = instance actor, 1..actors; -1 when the route has none */
+    uint64_t seq;          /* NOTE and ACTIVITY; the page id of PAGE */
+    struct wf_media media; /* MEDIA, EMOJI, AVATAR, HEADER: the image to serve */
 };
 
 /* Route a request for host (Host header value) and path (without query). Returns the
@@ -137,6 +151,11 @@ void wf_nodeinfo(const struct wf_crowd *c, int instance, const char *version, st
  * instance out of range. Costs a few microseconds: fine to render on every GET. */
 void wf_actor(const struct wf_crowd *c, int instance, int actor, const struct wf_key_info *key,
               struct wf_doc *out);
+/* The standalone key document of actor (served at ACTOR/main-key; the keyId flood signs
+ * with stays ACTOR#main-key): {"@context", "id", "type": "Key", "owner", "publicKeyPem"}.
+ * key is borrowed; 404 without a key or for an actor out of range. */
+void wf_key_doc(const struct wf_crowd *c, int instance, int actor, const struct wf_key_info *key,
+                struct wf_doc *out);
 /* An OrderedCollection (kind is WF_ROUTE_OUTBOX, _FOLLOWERS or _FOLLOWING) of actor, with
  * the given item ids (borrowed) inline as orderedItems; total may exceed n_items. */
 void wf_collection(const struct wf_crowd *c, int instance, int actor, enum wf_route_kind kind,

@@ -24,6 +24,7 @@
 #include "flood/dash/dash.h"
 #include "flood/crowd/server.h"
 #include "flood/inbound/inbound.h"
+#include "flood/measure/fetches.h"
 #include "flood/measure/probes.h"
 #include "flood/measure/stats.h"
 #include "flood/report/metrics.h"
@@ -42,7 +43,21 @@
 struct hook_ctx {
     _Atomic(struct inbound *) in;
     _Atomic(struct workload *) w;
+    struct fetches *fetches; /* set before the server starts */
 };
+
+/* Every GET/HEAD the crowd answered, into the fetch accounting. */
+static void tramp_served(void *ctx, const struct server_served *f)
+{
+    struct hook_ctx *h = ctx;
+    fetches_record(h->fetches, fetch_kind_of(f->route->kind), f->url, strlen(f->url), f->bytes,
+                   f->serve_us);
+}
+
+static uint64_t fetch_count(void *ctx, int kind)
+{
+    return fetches_count(ctx, kind);
+}
 
 static int tramp_inbox(void *ctx, const struct server_req *req, struct wf_doc *out)
 {
@@ -206,6 +221,7 @@ struct run {
     sigset_t sigs; /* SIGINT and SIGTERM: blocked in every thread the run starts */
     struct crowd *crowd;
     struct probes *probes;
+    struct fetches *fetches; /* what the target fetched back */
     struct server *srv;
     struct hook_ctx hctx;
     struct persona *personas;
@@ -256,14 +272,22 @@ static int run_crowd(struct run *r, struct flood_err *err)
     r->probes = probes_new();
     atomic_init(&r->hctx.in, NULL);
     atomic_init(&r->hctx.w, NULL);
-    struct server_hooks hooks = {
-        .ctx = &r->hctx, .inbox = tramp_inbox, .fault = tramp_fault, .object = tramp_object};
+    r->fetches = fetches_new();
+    r->hctx.fetches = r->fetches;
+    struct server_hooks hooks = {.ctx = &r->hctx,
+                                 .inbox = tramp_inbox,
+                                 .fault = tramp_fault,
+                                 .object = tramp_object,
+                                 .served = tramp_served};
     RUN_BLOCKED(r, r->srv = server_start(r->crowd, &hooks, err));
     if (!r->srv)
         return -1;
     if (!r->ro.quiet)
         fprintf(stderr, "flood: run: crowd listening on %s://%s\n", r->co.tls ? "https" : "http",
                 server_address(r->srv));
+    char warn[512];
+    if (crowd_port_warning(&r->co, server_port(r->srv), warn, sizeof(warn)))
+        fprintf(stderr, "flood: run: %s\n", warn);
     return 0;
 }
 
@@ -367,6 +391,7 @@ static int run_prepare(struct run *r, struct flood_err *err)
     ro->sndo.live_ctx = r->in;
     if (ro->metrics) {
         r->mpub = metrics_pub_new(r->in, r->probes);
+        metrics_pub_set_fetches(r->mpub, r->fetches);
         struct metrics_source msrc = {.snapshot = metrics_pub_snapshot, .ctx = r->mpub};
         RUN_BLOCKED(r, r->mtr = metrics_start(ro->metrics, &msrc, err));
         if (!r->mtr)
@@ -381,6 +406,7 @@ static int run_prepare(struct run *r, struct flood_err *err)
     r->config = run_opts_config_json(ro, &r->crowd->opts, &r->sc); /* the key layout in force */
     r->st = stats_new();
     stats_set_inbound(r->st, inbound_deliveries_count, r->in); /* deliveries a second */
+    stats_set_fetches(r->st, fetch_count, r->fetches);         /* the target's GETs a second */
     r->signer = signer_new(r->crowd, r->w, &r->sc, &ro->so, err);
     if (!r->signer)
         return -1;
@@ -497,7 +523,8 @@ static int run_results(struct run *r)
                               .expect = ro->expect,
                               .n_expect = ro->n_expect,
                               .expect_out = stdout,
-                              .steer = r->steer};
+                              .steer = r->steer,
+                              .fetches = r->fetches};
     results_print_table(stdout, r->st, &ri);
     char line[256];
     int conserved = stats_conservation(r->st, line, sizeof(line)) == 0;
@@ -544,6 +571,7 @@ static void run_free(struct run *r)
     signer_free(r->signer);
     if (r->srv)
         server_stop(r->srv);
+    fetches_free(r->fetches); /* after the server: its threads record into it */
     if (r->in)
         inbound_free(r->in, 2000);
     workload_free(r->w);

@@ -12,6 +12,7 @@
 #include "flood/cmd/cmd.h"
 #include "flood/crowd/crowd.h"
 #include "flood/inbound/inbound.h"
+#include "flood/measure/fetches.h"
 #include "flood/report/metrics.h"
 #include "flood/crowd/server.h"
 
@@ -43,6 +44,47 @@ static void serve_usage(FILE *f)
 static long serve_exit_after;
 static int serve_quiet;
 static const char *serve_metrics;
+
+/* The server's hooks share one ctx: the inbound side and the fetch accounting. */
+struct serve_ctx {
+    struct inbound *in;
+    struct fetches *fetches;
+};
+
+static int serve_inbox(void *ctx, const struct server_req *req, struct wf_doc *out)
+{
+    return inbound_inbox_hook(((struct serve_ctx *)ctx)->in, req, out);
+}
+
+static int serve_fault(void *ctx, const struct server_req *req, struct server_fault *fault)
+{
+    return inbound_fault_hook(((struct serve_ctx *)ctx)->in, req, fault);
+}
+
+static void serve_served(void *ctx, const struct server_served *f)
+{
+    fetches_record(((struct serve_ctx *)ctx)->fetches, fetch_kind_of(f->route->kind), f->url,
+                   strlen(f->url), f->bytes, f->serve_us);
+}
+
+/* "serve: fetches 12 (actor 4, media 8), repeats 3" on stderr. */
+static void print_fetches(struct fetches *f)
+{
+    uint64_t repeats = 0;
+    fprintf(stderr, "serve: fetches %llu", (unsigned long long)fetches_count_all(f));
+    const char *sep = " (";
+    struct fetches_kind *fk = flood_xmalloc(sizeof(*fk)); /* a hist: too big for a stack */
+    for (int k = 0; k < FETCH__COUNT; k++) {
+        fetches_kind_get(f, k, fk);
+        repeats += fk->repeat_requests;
+        if (fk->requests) {
+            fprintf(stderr, "%s%s %llu", sep, fetch_kind_name(k), (unsigned long long)fk->requests);
+            sep = ", ";
+        }
+    }
+    free(fk);
+    fprintf(stderr, "%s, repeats %llu\n", *sep == ',' ? ")" : "", (unsigned long long)repeats);
+}
 
 static int serve_own(void *ctx, int id, const char *arg)
 {
@@ -111,18 +153,21 @@ int cmd_serve(int argc, char **argv)
     struct server *srv = NULL;
     struct metrics_pub *mpub = NULL;
     struct metrics *mtr = NULL;
+    struct serve_ctx sctx = {.fetches = fetches_new()};
     if (!crowd)
         goto fail;
     in = inbound_new(crowd, io, NULL, &err);
     if (!in)
         goto fail;
+    sctx.in = in;
     struct server_hooks hooks = {
-        .ctx = in, .inbox = inbound_inbox_hook, .fault = inbound_fault_hook};
+        .ctx = &sctx, .inbox = serve_inbox, .fault = serve_fault, .served = serve_served};
     srv = server_start(crowd, &hooks, &err);
     if (!srv)
         goto fail;
     if (serve_metrics) {
         mpub = metrics_pub_new(in, NULL);
+        metrics_pub_set_fetches(mpub, sctx.fetches);
         struct metrics_source msrc = {.snapshot = metrics_pub_snapshot, .ctx = mpub};
         mtr = metrics_start(serve_metrics, &msrc, &err);
         if (!mtr)
@@ -130,6 +175,9 @@ int cmd_serve(int argc, char **argv)
         printf("metrics on http://%s/metrics\n", metrics_address(mtr));
     }
     printf("listening on %s://%s\n", co.tls ? "https" : "http", server_address(srv));
+    char warn[512];
+    if (crowd_port_warning(&co, server_port(srv), warn, sizeof(warn)))
+        fprintf(stderr, "flood: serve: %s\n", warn);
     if (crowd->ca_path)
         printf("tls: CA certificate %s\n", crowd->ca_path);
     fflush(stdout);
@@ -149,6 +197,9 @@ int cmd_serve(int argc, char **argv)
     server_stop(srv);
     inbound_free(in, 2000);
     if (!serve_quiet)
+        print_fetches(sctx.fetches);
+    fetches_free(sctx.fetches);
+    if (!serve_quiet)
         fprintf(stderr,
                 "serve: %llu requests: %llu 2xx, %llu 3xx, %llu 4xx, %llu 5xx; %llu for unknown "
                 "hosts, %llu too large, %llu faulted\n",
@@ -164,6 +215,7 @@ fail:
     server_stop(srv);
     if (in)
         inbound_free(in, 0);
+    fetches_free(sctx.fetches);
     crowd_free(crowd);
     inbound_opts_free(io);
     return 1;

@@ -158,6 +158,23 @@ int crowd_opts_check(const struct crowd_opts *o, struct flood_err *err)
     return addr_parse_listen(o->listen, NULL, NULL, err);
 }
 
+int crowd_port_warning(const struct crowd_opts *o, int bound_port, char *buf, size_t size)
+{
+    if (o->public_port)
+        return 0;
+    int https = o->scheme ? !strcmp(o->scheme, "https") : o->tls;
+    int url_port = https ? 443 : 80;
+    if (bound_port == url_port)
+        return 0;
+    snprintf(buf, size,
+             "warning: the crowd listens on port %d but its URLs name port %d (no "
+             "--public-port): a target can fetch the crowd's actors, keys and media only "
+             "through a redirect or a proxy to port %d; give --public-port %d when it connects "
+             "straight to the listener",
+             bound_port, url_port, bound_port, bound_port);
+    return 1;
+}
+
 struct option *crowd_merge_options(const struct option *a, const struct option *b)
 {
     size_t na = 0, nb = 0;
@@ -531,6 +548,13 @@ static void render_actor(const struct crowd *c, int instance, int actor, struct 
     struct wf_key_info ki = {.public_pem = c->key_pems[slot],
                              .ed25519_multibase = c->key_multibase[slot]};
     wf_actor(&c->wf, instance, actor, &ki, out);
+}
+
+void crowd_key_doc(const struct crowd *c, int instance, int actor, struct wf_doc *out)
+{
+    size_t slot = key_slot(c, instance, actor);
+    struct wf_key_info ki = {.public_pem = c->key_pems[slot]};
+    wf_key_doc(&c->wf, instance, actor, &ki, out);
 }
 
 void crowd_actor_doc(const struct crowd *c, int instance, int actor, struct wf_doc *out)

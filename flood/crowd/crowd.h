@@ -80,6 +80,12 @@ int crowd_opts_set(struct crowd_opts *o, int id, const char *arg, struct flood_e
  * 0, or -1 and err naming the option. */
 int crowd_opts_check(const struct crowd_opts *o, struct flood_err *err) FLOOD_WUR;
 
+/* The warning to print at start when the crowd listens on bound_port but its URLs name
+ * another port (no --public-port: the scheme's default): a target fetching them reaches
+ * the listener only through a redirect or a proxy. 1 and the text in buf[size] (naming
+ * --public-port), or 0 when the ports agree or --public-port was given. */
+int crowd_port_warning(const struct crowd_opts *o, int bound_port, char *buf, size_t size);
+
 /* A new getopt_long array: a's entries then b's (each zero-terminated); free(). */
 struct option *crowd_merge_options(const struct option *a, const struct option *b);
 
@@ -119,5 +125,8 @@ void crowd_key_id(const struct crowd *c, int instance, int actor, char out[WF_UR
 /* The actor document of (instance, actor): from the pre-rendered table or rendered now.
  * out->body is new (free with wf_doc_free) either way. */
 void crowd_actor_doc(const struct crowd *c, int instance, int actor, struct wf_doc *out);
+/* The standalone key document of (instance, actor) (wf_key_doc with its key); out->body
+ * is new (wf_doc_free). */
+void crowd_key_doc(const struct crowd *c, int instance, int actor, struct wf_doc *out);
 
 #endif

@@ -109,23 +109,38 @@ static long parse_share(const char *v)
     return ppm < 1 || ppm > 1000000 ? -1 : ppm;
 }
 
+static const struct {
+    const char *name;
+    unsigned bits;
+} scope_names[] = {
+    {"get", FAULT_SCOPE_GET},
+    {"inbox", FAULT_SCOPE_INBOX},
+    {"all", FAULT_SCOPE_ALL},
+    {"nodeinfo", FAULT_SCOPE_NODEINFO},
+    {"webfinger", FAULT_SCOPE_WEBFINGER},
+    {"actor", FAULT_SCOPE_ACTOR},
+    {"key", FAULT_SCOPE_KEY},
+    {"note", FAULT_SCOPE_NOTE},
+    {"media", FAULT_SCOPE_MEDIA},
+    {"link", FAULT_SCOPE_LINK},
+    {"emoji", FAULT_SCOPE_EMOJI},
+    {"avatar", FAULT_SCOPE_AVATAR},
+    {"collection", FAULT_SCOPE_COLLECTION},
+};
+
 static int parse_scope(const char *v, unsigned *out)
 {
     unsigned bits = 0;
     const char *p = v;
     while (*p) {
         const char *end = strchr(p, '+');
-        size_t n = end ? (size_t)(end - p) : strlen(p);
-        if (n == 3 && !strncmp(p, "get", 3))
-            bits |= FAULT_SCOPE_GET;
-        else if (n == 5 && !strncmp(p, "inbox", 5))
-            bits |= FAULT_SCOPE_INBOX;
-        else if (n == 3 && !strncmp(p, "all", 3))
-            bits |= FAULT_SCOPE_ALL;
-        else if (n == 8 && !strncmp(p, "nodeinfo", 8))
-            bits |= FAULT_SCOPE_NODEINFO;
-        else
+        size_t n = end ? (size_t)(end - p) : strlen(p), k = 0;
+        size_t nk = sizeof(scope_names) / sizeof(scope_names[0]);
+        while (k < nk && !(strlen(scope_names[k].name) == n && !strncmp(p, scope_names[k].name, n)))
+            k++;
+        if (k == nk)
             return -1;
+        bits |= scope_names[k].bits;
         if (!end)
             break;
         p = end + 1;
@@ -275,8 +290,9 @@ int fault_parse(const char *spec, struct fault_rule *out, struct flood_err *err)
         case 8:
             if (parse_scope(val, &out->scope) < 0) {
                 flood_err_set(err, FLOOD_EINVAL,
-                              "fault: bad scope '%s' (get, inbox, all, nodeinfo, joined with "
-                              "'+') in '%s'",
+                              "fault: bad scope '%s' (get, inbox, all, nodeinfo, webfinger, "
+                              "actor, key, note, media, link, emoji, avatar, collection, "
+                              "joined with '+') in '%s'",
                               val, spec);
                 return -1;
             }
@@ -363,6 +379,40 @@ int fault_rule_resolve(struct fault_rule *r, const struct wf_crowd *c, struct fl
     return -1;
 }
 
+/* The kind bit of a GET of route kind. */
+static unsigned kind_bit(enum wf_route_kind kind)
+{
+    switch (kind) {
+    case WF_ROUTE_WEBFINGER:
+    case WF_ROUTE_HOST_META:
+        return FAULT_SCOPE_WEBFINGER;
+    case WF_ROUTE_ACTOR:
+        return FAULT_SCOPE_ACTOR;
+    case WF_ROUTE_KEY:
+        return FAULT_SCOPE_KEY;
+    case WF_ROUTE_NOTE:
+    case WF_ROUTE_ACTIVITY:
+        return FAULT_SCOPE_NOTE;
+    case WF_ROUTE_MEDIA:
+        return FAULT_SCOPE_MEDIA;
+    case WF_ROUTE_PAGE:
+        return FAULT_SCOPE_LINK;
+    case WF_ROUTE_EMOJI:
+        return FAULT_SCOPE_EMOJI;
+    case WF_ROUTE_AVATAR:
+    case WF_ROUTE_HEADER:
+        return FAULT_SCOPE_AVATAR;
+    case WF_ROUTE_INBOX:
+    case WF_ROUTE_SHARED_INBOX:
+    case WF_ROUTE_OUTBOX:
+    case WF_ROUTE_FOLLOWERS:
+    case WF_ROUTE_FOLLOWING:
+        return FAULT_SCOPE_COLLECTION;
+    default:
+        return 0;
+    }
+}
+
 unsigned fault_scope_of(const char *method, enum wf_route_kind kind, const char *path)
 {
     if (kind == WF_ROUTE_NODEINFO_WK || kind == WF_ROUTE_NODEINFO_20 ||
@@ -373,7 +423,7 @@ unsigned fault_scope_of(const char *method, enum wf_route_kind kind, const char 
         (kind == WF_ROUTE_INBOX || kind == WF_ROUTE_SHARED_INBOX))
         return FAULT_SCOPE_INBOX;
     if (method && (!strcmp(method, "GET") || !strcmp(method, "HEAD")))
-        return FAULT_SCOPE_GET;
+        return FAULT_SCOPE_GET | kind_bit(kind);
     return FAULT_SCOPE_OTHER;
 }
 

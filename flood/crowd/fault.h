@@ -11,11 +11,14 @@
  *   reset                 close the connection at once (RST)
  *   hang                  never answer; the client times out
  *   share=20%             the share of requests in scope that get the fault (default 100%)
- *   scope=get|inbox|all|nodeinfo, joined with '+' (default all)
+ *   scope=get|inbox|all|nodeinfo|KIND, joined with '+' (default all)
  *          get: every GET/HEAD but NodeInfo; inbox: POSTs to inboxes; all: every request
  *          but NodeInfo; nodeinfo: /.well-known/nodeinfo and /nodeinfo/... NodeInfo is a
  *          liveness probe for some servers (Lemmy), so it stays healthy unless a spec says
  *          `scope=nodeinfo` or `scope=all+nodeinfo`.
+ *          KIND, one kind of GET/HEAD: webfinger (WebFinger and host-meta), actor, key
+ *          (/main-key), note (notes and activities), media, link (pages), emoji, avatar
+ *          (avatars and headers), collection (outbox, followers, following, inbox GETs).
  *
  * Several rules may match one request: each rolls its own share; the delays add up, the
  * first status wins, reset and hang are kept. Parsing is pure; the share roll uses a
@@ -34,6 +37,16 @@ enum {
     FAULT_SCOPE_OTHER = 4, /* any other request (a POST outside an inbox, ...) */
     FAULT_SCOPE_NODEINFO = 8,
     FAULT_SCOPE_ALL = FAULT_SCOPE_GET | FAULT_SCOPE_INBOX | FAULT_SCOPE_OTHER,
+    /* one kind of GET/HEAD each (a GET has FAULT_SCOPE_GET and its kind's bit) */
+    FAULT_SCOPE_WEBFINGER = 16,
+    FAULT_SCOPE_ACTOR = 32,
+    FAULT_SCOPE_KEY = 64,
+    FAULT_SCOPE_NOTE = 128,
+    FAULT_SCOPE_MEDIA = 256,
+    FAULT_SCOPE_LINK = 512,
+    FAULT_SCOPE_EMOJI = 1024,
+    FAULT_SCOPE_AVATAR = 2048,
+    FAULT_SCOPE_COLLECTION = 4096,
 };
 
 #define FAULT_SEL_MAX  128
@@ -60,7 +73,9 @@ int fault_parse(const char *spec, struct fault_rule *out, struct flood_err *err)
 int fault_rule_resolve(struct fault_rule *r, const struct wf_crowd *c,
                        struct flood_err *err) FLOOD_WUR;
 
-/* What a request is, for the scope. */
+/* What a request is, for the scope: FAULT_SCOPE_NODEINFO, FAULT_SCOPE_INBOX, or
+ * FAULT_SCOPE_OTHER alone; a GET/HEAD is FAULT_SCOPE_GET with its kind's bit (none for
+ * an unknown path). */
 unsigned fault_scope_of(const char *method, enum wf_route_kind kind, const char *path);
 
 /* Effects decided for one request. */

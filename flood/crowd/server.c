@@ -18,10 +18,13 @@
 
 #include "flood/core/addr.h"
 #include "sign/sign.h"
+#include "webfinger/page.h"
+#include "webfinger/png.h"
 
 #define SERVER_HEADER_MEMORY   (64 * 1024) /* per-connection pool: headers beyond get 431 */
 #define SERVER_IDLE_TIMEOUT    30          /* seconds: slow or idle connections are cut off */
 #define SERVER_MAX_CONNECTIONS 20000
+#define SERVER_STREAM_BLOCK    (64 * 1024) /* bytes an image reader makes at a time */
 
 /* A connection suspended by a fault: resumed at due (hang: never, but at stop). */
 struct suspended {
@@ -56,6 +59,15 @@ struct request {
     int fault_done; /* the fault hook ran */
     struct server_fault fault;
     int resumed; /* came back from a delay */
+    /* for the served hook: a GET or HEAD of a crowd host, and what was answered */
+    struct timespec t0;    /* the request's first call */
+    int fetch;             /* GET/HEAD routed to a crowd host (or its unknown path) */
+    int head;              /* HEAD: no body goes out */
+    int status;            /* the status queued, 0 before */
+    uint64_t bytes;        /* body bytes: a buffer's length, or what a stream has read */
+    int streamed;          /* bytes counts as the stream goes (not the buffer's length) */
+    struct wf_route route; /* its route (kind NONE for an unknown path) */
+    char *url;             /* host and path, owned */
 };
 
 const char *server_req_header(const struct server_req *req, const char *name)
@@ -95,9 +107,14 @@ static void count_status(struct server *s, int status)
 }
 
 /* Queue doc as the answer (taking its body). persistent: body is not ours to free. */
-static enum MHD_Result answer(struct server *s, struct MHD_Connection *conn, struct wf_doc *doc,
-                              int persistent, int vary, long retry_after, const char *allow)
+static enum MHD_Result answer(struct server *s, struct request *rq, struct MHD_Connection *conn,
+                              struct wf_doc *doc, int persistent, int vary, long retry_after,
+                              const char *allow)
 {
+    if (rq) {
+        rq->status = doc->status;
+        rq->bytes = doc->body ? doc->len : 0;
+    }
     struct MHD_Response *r;
     if (doc->body)
         r = MHD_create_response_from_buffer(
@@ -129,12 +146,65 @@ static enum MHD_Result answer(struct server *s, struct MHD_Connection *conn, str
     return ret;
 }
 
-static enum MHD_Result answer_error(struct server *s, struct MHD_Connection *conn, int status,
-                                    const char *msg, const char *allow)
+static enum MHD_Result answer_error(struct server *s, struct request *rq,
+                                    struct MHD_Connection *conn, int status, const char *msg,
+                                    const char *allow)
 {
     struct wf_doc d;
     wf_error(status, msg, &d);
-    return answer(s, conn, &d, 0, 0, 0, allow);
+    return answer(s, rq, conn, &d, 0, 0, 0, allow);
+}
+
+/* ---- images, streamed ---------------------------------------------------------------- */
+
+/* An image being sent: the generator and where to count what went out. */
+struct stream {
+    struct wf_png png;
+    uint64_t *sent; /* the request's byte count: the reader only runs before completion */
+};
+
+static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    struct stream *st = cls;
+    if (pos != st->png.pos) /* no Range support: bytes go out in order */
+        return MHD_CONTENT_READER_END_WITH_ERROR;
+    size_t n = wf_png_read(&st->png, (uint8_t *)buf, max);
+    if (n == 0)
+        return MHD_CONTENT_READER_END_OF_STREAM;
+    *st->sent += n;
+    return (ssize_t)n;
+}
+
+static void stream_free(void *cls)
+{
+    free(cls);
+}
+
+/* Answer an image of m, made as it is sent: tens of megabytes never sit in memory. */
+static enum MHD_Result answer_image(struct server *s, struct request *rq,
+                                    struct MHD_Connection *conn, const struct wf_media *m)
+{
+    struct stream *st = flood_xcalloc(1, sizeof(*st));
+    wf_png_init(&st->png, m);
+    st->sent = &rq->bytes;
+    struct MHD_Response *r = MHD_create_response_from_callback(m->bytes, SERVER_STREAM_BLOCK,
+                                                               stream_read, st, stream_free);
+    if (!r) {
+        free(st);
+        return MHD_NO;
+    }
+    rq->status = 200;
+    rq->bytes = 0;
+    rq->streamed = 1;
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, WF_CT_PNG);
+    /* the bytes of an image URL never change */
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL,
+                            "public, max-age=31536000, immutable");
+    MHD_add_response_header(r, MHD_HTTP_HEADER_SERVER, "flood/" FLOOD_VERSION);
+    count_status(s, 200);
+    enum MHD_Result ret = MHD_queue_response(conn, 200, r);
+    MHD_destroy_response(r);
+    return ret;
 }
 
 /* ---- faults ------------------------------------------------------------------------- */
@@ -235,28 +305,28 @@ static enum MHD_Result dispatch(struct server *s, struct MHD_Connection *conn,
     if (rq->fault.status) {
         atomic_fetch_add(&s->faults, 1);
         wf_error(rq->fault.status, "fault injected", &doc);
-        return answer(s, conn, &doc, 0, 0, rq->fault.retry_after, NULL);
+        return answer(s, rq, conn, &doc, 0, 0, rq->fault.retry_after, NULL);
     }
     int post = !strcmp(req->method, MHD_HTTP_METHOD_POST);
     switch (rt->kind) {
     case WF_ROUTE_INBOX:
     case WF_ROUTE_SHARED_INBOX:
         if (!post)
-            return answer_error(s, conn, 405, "inbox: POST only", "POST");
+            return answer_error(s, rq, conn, 405, "inbox: POST only", "POST");
         if (rq->too_large) {
             atomic_fetch_add(&s->too_large, 1);
-            return answer_error(s, conn, 413, "inbox: body over 1 MiB", NULL);
+            return answer_error(s, rq, conn, 413, "inbox: body over 1 MiB", NULL);
         }
         if (s->hooks.inbox && (status = s->hooks.inbox(s->hooks.ctx, req, &doc)) > 0)
-            return answer(s, conn, &doc, 0, 0, 0, NULL);
+            return answer(s, rq, conn, &doc, 0, 0, 0, NULL);
         doc = (struct wf_doc){
             .status = 202, .content_type = WF_CT_JSON, .body = flood_xstrdup("{}"), .len = 2};
-        return answer(s, conn, &doc, 0, 0, 0, NULL);
+        return answer(s, rq, conn, &doc, 0, 0, 0, NULL);
     default:
         break;
     }
     if (!is_get(req->method))
-        return answer_error(s, conn, 405, "this resource answers GET only", "GET, HEAD");
+        return answer_error(s, rq, conn, 405, "this resource answers GET only", "GET, HEAD");
 
     int vary = 0;
     switch (rt->kind) {
@@ -284,18 +354,29 @@ static enum MHD_Result dispatch(struct server *s, struct MHD_Connection *conn,
         break;
     case WF_ROUTE_ACTOR:
         if (!wf_accepts_activity_json(server_req_header(req, MHD_HTTP_HEADER_ACCEPT)))
-            return answer_error(s, conn, 406, "actor: only ActivityPub JSON is served", NULL);
+            return answer_error(s, rq, conn, 406, "actor: only ActivityPub JSON is served", NULL);
         if (c->actor_docs) {
             /* The hot path: a pre-rendered document, served without a copy. */
             const struct crowd_doc *d =
                 &c->actor_docs[crowd_actor_index(c, rt->instance, rt->actor)];
             doc = (struct wf_doc){
                 .status = 200, .content_type = WF_CT_ACTIVITY, .body = d->body, .len = d->len};
-            return answer(s, conn, &doc, 1, 1, 0, NULL);
+            return answer(s, rq, conn, &doc, 1, 1, 0, NULL);
         }
         crowd_actor_doc(c, rt->instance, rt->actor, &doc);
         vary = 1;
         break;
+    case WF_ROUTE_KEY:
+        crowd_key_doc(c, rt->instance, rt->actor, &doc);
+        break;
+    case WF_ROUTE_PAGE:
+        wf_page(&c->wf, rt->instance, rt->seq, &doc);
+        break;
+    case WF_ROUTE_MEDIA:
+    case WF_ROUTE_EMOJI:
+    case WF_ROUTE_AVATAR:
+    case WF_ROUTE_HEADER:
+        return answer_image(s, rq, conn, &rt->media);
     case WF_ROUTE_FOLLOWERS:
     case WF_ROUTE_FOLLOWING: {
         size_t n;
@@ -324,7 +405,7 @@ static enum MHD_Result dispatch(struct server *s, struct MHD_Connection *conn,
         wf_error(404, "no such resource", &doc);
         break;
     }
-    return answer(s, conn, &doc, 0, vary, 0, NULL);
+    return answer(s, rq, conn, &doc, 0, vary, 0, NULL);
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
@@ -336,6 +417,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     struct request *rq = *con_cls;
     if (!rq) {
         rq = flood_xcalloc(1, sizeof(*rq));
+        clock_gettime(CLOCK_MONOTONIC, &rq->t0);
         *con_cls = rq;
         atomic_fetch_add(&s->requests, 1);
         return MHD_YES;
@@ -380,19 +462,30 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     req.remote = remote;
 
     int routed = req.host ? wf_route(&s->crowd->wf, req.host, url, &req.route) : 421;
+    if (routed != 421 && is_get(method) && !rq->url) {
+        rq->fetch = 1;
+        rq->head = !strcmp(method, MHD_HTTP_METHOD_HEAD);
+        rq->route = req.route;
+        size_t hl = strlen(req.host), pl = strlen(url);
+        rq->url = flood_xmalloc(hl + pl + 1);
+        memcpy(rq->url, req.host, hl);
+        memcpy(rq->url + hl, url, pl + 1);
+    }
     if (routed) {
         struct wf_doc doc = {0};
         int status;
-        if (s->hooks.other && (status = s->hooks.other(s->hooks.ctx, &req, &doc)) > 0)
-            return answer(s, conn, &doc, 0, 0, 0, NULL);
+        if (s->hooks.other && (status = s->hooks.other(s->hooks.ctx, &req, &doc)) > 0) {
+            rq->fetch = 0; /* flood's own pages (metrics) are not the target's fetches */
+            return answer(s, rq, conn, &doc, 0, 0, 0, NULL);
+        }
         if (routed == 421) {
             atomic_fetch_add(&s->bad_host, 1);
-            return answer_error(s, conn, 421,
+            return answer_error(s, rq, conn, 421,
                                 req.host ? "host: not one of this crowd's instances"
                                          : "host: a Host header is required",
                                 NULL);
         }
-        return answer_error(s, conn, routed, "no such resource", NULL);
+        return answer_error(s, rq, conn, routed, "no such resource", NULL);
     }
 
     if (!rq->fault_done) {
@@ -415,14 +508,42 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     return dispatch(s, conn, &req, rq);
 }
 
+/* Tell the served hook about a finished GET or HEAD: what it was, its status, the body
+ * bytes that went out, and how long the crowd took from the first byte read to the last
+ * byte written. */
+static void report_served(struct server *s, struct request *rq, enum MHD_RequestTerminationCode toe)
+{
+    if (!s->hooks.served || !rq->fetch || !rq->status)
+        return;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    int64_t us =
+        (int64_t)(now.tv_sec - rq->t0.tv_sec) * 1000000 + (now.tv_nsec - rq->t0.tv_nsec) / 1000;
+    uint64_t bytes = rq->bytes;
+    if (rq->head)
+        bytes = 0;
+    else if (!rq->streamed && toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
+        bytes = 0; /* a buffer cut short: how much went out is unknown, say none */
+    struct server_served f = {
+        .url = rq->url,
+        .route = &rq->route,
+        .status = rq->status,
+        .bytes = bytes,
+        .serve_us = us > 0 ? (uint64_t)us : 0,
+        .complete = toe == MHD_REQUEST_TERMINATED_COMPLETED_OK,
+    };
+    s->hooks.served(s->hooks.ctx, &f);
+}
+
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
-    (void)cls;
     (void)conn;
-    (void)toe;
+    struct server *s = cls;
     struct request *rq = *con_cls;
     if (rq) {
+        report_served(s, rq, toe);
+        free(rq->url);
         free(rq->body);
         free(rq);
         *con_cls = NULL;

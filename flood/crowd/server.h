@@ -41,6 +41,17 @@ struct server_fault {
     int hang;         /* never answer; the client times out */
 };
 
+/* A GET or HEAD the crowd answered on one of its hosts, as the served hook sees it at
+ * the request's end. Borrowed for the call. */
+struct server_served {
+    const char *url;              /* the Host header and the path, e.g. "flood1.test/users/user1" */
+    const struct wf_route *route; /* kind WF_ROUTE_NONE for an unknown path (404) */
+    int status;                   /* the status answered */
+    uint64_t bytes;               /* body bytes sent (0 for HEAD; a stream counts what went out) */
+    uint64_t serve_us;            /* from the request's first byte to its end, microseconds */
+    int complete;                 /* the answer went out whole */
+};
+
 /* Hooks: each returns 0 for "not mine" (the server answers by default) or an HTTP status
  * with out filled (body owned by out). ctx is passed back. Any may be NULL. */
 struct server_hooks {
@@ -53,6 +64,9 @@ struct server_hooks {
     int (*fault)(void *ctx, const struct server_req *req, struct server_fault *fault);
     /* Extra routes outside the crowd's hosts (e.g. a metrics page); 0 when not handled. */
     int (*other)(void *ctx, const struct server_req *req, struct wf_doc *out);
+    /* Called once at the end of every GET or HEAD answered on a crowd host (not inbox
+     * POSTs, not the other hook's pages), from a server thread: fetch accounting. */
+    void (*served)(void *ctx, const struct server_served *f);
 };
 
 struct server_stats {

@@ -366,8 +366,8 @@ void dash_push(struct dash *d, const struct stats *st)
     size_t from = d->pushed;
     char **texts = flood_xcalloc(n - from, sizeof(char *));
     for (size_t i = from; i < n; i++) {
-        json_t *row =
-            results_series_row(&st->series[i], i, st->probes != NULL, st->inbound_count != NULL);
+        json_t *row = results_series_row(&st->series[i], i, st->probes != NULL,
+                                         st->inbound_count != NULL, st->fetch_count != NULL);
         texts[i - from] = json_dumps(row, JSON_COMPACT);
         json_decref(row);
     }

@@ -25,8 +25,11 @@ const char inbound_options_help[] =
     "  --fault SPEC           inject a fault: INSTANCE:KEY=VAL[,KEY=VAL...], repeatable.\n"
     "                         INSTANCE: all, flood3, flood3.test or flood3-flood7. KEYs:\n"
     "                         delay=500ms|2s, jitter=100ms, status=503, retry-after=30,\n"
-    "                         gone (410), reset, hang, share=20%, scope=get|inbox|all|nodeinfo\n"
-    "                         (joined with '+'; NodeInfo stays healthy unless named)\n"
+    "                         gone (410), reset, hang, share=20%, scope=SCOPE[+SCOPE...]:\n"
+    "                         get, inbox, all, nodeinfo, or one kind of GET: webfinger,\n"
+    "                         actor, key, note, media, link, emoji, avatar, collection\n"
+    "                         (flood3:delay=2s,scope=media slows media only; NodeInfo\n"
+    "                         stays healthy unless named)\n"
     "  --log-deliveries       one line per inbox delivery on stderr\n"
     "  --no-verify            accept unsigned deliveries (counted as accepted_unverified)\n"
     "  --resolve HOST:PORT:ADDR  connect there for key fetches and Accepts (as curl does)\n";

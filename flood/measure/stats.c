@@ -219,6 +219,14 @@ void stats_set_inbound(struct stats *s, uint64_t (*count)(void *ctx), void *ctx)
     s->inbound_prev = count ? count(ctx) : 0;
 }
 
+void stats_set_fetches(struct stats *s, uint64_t (*count)(void *ctx, int kind), void *ctx)
+{
+    s->fetch_count = count;
+    s->fetch_ctx = ctx;
+    for (int k = 0; k < FETCH__COUNT; k++)
+        s->fetch_prev[k] = count ? count(ctx, k) : 0;
+}
+
 static double ms_at(const struct hist *h, double pct)
 {
     return hist_value_at_percentile(h, pct) / 1000.0;
@@ -248,6 +256,11 @@ void stats_tick(struct stats *s, int64_t now_ns, uint64_t in_flight)
             uint64_t now_count = s->inbound_count(s->inbound_ctx);
             sec->deliveries = now_count - s->inbound_prev;
             s->inbound_prev = now_count;
+        }
+        for (int k = 0; s->fetch_count && k < FETCH__COUNT; k++) {
+            uint64_t now_count = s->fetch_count(s->fetch_ctx, k);
+            sec->fetches[k] = now_count - s->fetch_prev[k];
+            s->fetch_prev[k] = now_count;
         }
         sec->in_flight = in_flight;
         sec->closed = 1;

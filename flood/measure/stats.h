@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "flood/measure/fetches.h"
 #include "flood/measure/hist.h"
 #include "flood/measure/probes.h"
 
@@ -97,9 +98,10 @@ struct stats_sec {
     double lag_p99_ms;                     /* dispatch lag of the sends of that second */
     /* Follows of this run answered while the second was current (stats_set_probes) */
     uint64_t accepts, rejects;
-    double f2a_p50_ms, f2a_p99_ms; /* Follow-to-Accept of those Accepts */
-    uint64_t deliveries;           /* the target's deliveries the crowd accepted (set_inbound) */
-    uint64_t in_flight;            /* at the second's end */
+    double f2a_p50_ms, f2a_p99_ms;  /* Follow-to-Accept of those Accepts */
+    uint64_t deliveries;            /* the target's deliveries the crowd accepted (set_inbound) */
+    uint64_t fetches[FETCH__COUNT]; /* GETs the target made of the crowd, by kind (set_fetches) */
+    uint64_t in_flight;             /* at the second's end */
     int closed;
 };
 
@@ -115,6 +117,9 @@ struct stats {
     uint64_t (*inbound_count)(void *ctx); /* a running count of inbound deliveries, or NULL */
     void *inbound_ctx;
     uint64_t inbound_prev;
+    uint64_t (*fetch_count)(void *ctx, int kind); /* running fetch counts by kind, or NULL */
+    void *fetch_ctx;
+    uint64_t fetch_prev[FETCH__COUNT];
     size_t cur_sec;      /* the second sec_* belong to */
     uint64_t late_sends; /* sends with dispatch lag over STATS_LATE_US */
     uint64_t not_ready;  /* requests the signers had not ready at their intended time */
@@ -140,6 +145,10 @@ void stats_set_probes(struct stats *s, struct probes *p);
 /* Read inbound deliveries per second from a running counter (count(ctx), thread-safe):
  * each second closed by stats_tick records how much it grew. NULL stops it. */
 void stats_set_inbound(struct stats *s, uint64_t (*count)(void *ctx), void *ctx);
+/* Read the target's fetches per second, by kind, from running counters (count(ctx, kind),
+ * thread-safe, e.g. fetches_count): each second closed records how much each grew. NULL
+ * stops it. */
+void stats_set_fetches(struct stats *s, uint64_t (*count)(void *ctx, int kind), void *ctx);
 /* Close every second before now_ns (computing its percentiles); in_flight is recorded
  * for the seconds closed. With probes set, the first second closed by a call gets the
  * Accepts and Rejects that arrived since the previous call (a late tick shifts them by

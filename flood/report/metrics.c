@@ -167,6 +167,21 @@ char *metrics_render(const struct metrics_snapshot *s)
                "processing latency.");
         hist_lines(f, "flood_follow_to_accept_seconds", "", &s->follow_to_accept);
     }
+    if (s->have_fetches) {
+        static const char *const names[] = {"flood_fetches_total", "flood_fetch_bytes_total",
+                                            "flood_fetch_repeats_total"};
+        static const char *const helps[] = {
+            "GETs and HEADs the target made of the crowd, by kind.",
+            "Body bytes the crowd sent for the target's fetches, by kind.",
+            "Fetches of a URL the target had already fetched in this run, by kind."};
+        const uint64_t *vals[] = {s->fetches, s->fetch_bytes, s->fetch_repeats};
+        for (int m = 0; m < 3; m++) {
+            family(f, names[m], "counter", helps[m]);
+            for (int k = 0; k < FETCH__COUNT; k++)
+                fprintf(f, "%s{kind=\"%s\"} %" PRIu64 "\n", names[m], fetch_kind_name(k),
+                        vals[m][k]);
+        }
+    }
     if (fclose(f)) {
         fprintf(stderr, "flood: out of memory (metrics)\n");
         abort();
@@ -346,6 +361,7 @@ struct metrics_pub {
     struct metrics_snapshot *copy; /* the writer's last publication */
     struct inbound *in;
     struct probes *pr;
+    struct fetches *fetches;
 };
 
 struct metrics_pub *metrics_pub_new(struct inbound *in, struct probes *pr)
@@ -365,6 +381,11 @@ void metrics_pub_free(struct metrics_pub *p)
     pthread_mutex_destroy(&p->lock);
     free(p->copy);
     free(p);
+}
+
+void metrics_pub_set_fetches(struct metrics_pub *p, struct fetches *f)
+{
+    p->fetches = f;
 }
 
 void metrics_pub_stats(struct metrics_pub *p, const struct stats *st, uint64_t in_flight)
@@ -404,5 +425,16 @@ int metrics_pub_snapshot(void *ctx, struct metrics_snapshot *snap)
         snap->probe_accepts = t.accepted;
         snap->have_probes = 1;
     }
-    return have || p->in || p->pr ? 0 : -1;
+    if (p->fetches) {
+        for (int k = 0; k < FETCH__COUNT; k++) {
+            struct fetches_kind *fk = flood_xmalloc(sizeof(*fk));
+            fetches_kind_get(p->fetches, k, fk);
+            snap->fetches[k] = fk->requests;
+            snap->fetch_bytes[k] = fk->bytes;
+            snap->fetch_repeats[k] = fk->repeat_requests;
+            free(fk);
+        }
+        snap->have_fetches = 1;
+    }
+    return have || p->in || p->pr || p->fetches ? 0 : -1;
 }

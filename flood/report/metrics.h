@@ -16,6 +16,9 @@
  *   flood_inbound_rejected_total{reason}        counter
  *   flood_inbound_accepts_total                 counter: Accepts of the sender's Follows
  *   flood_follow_to_accept_seconds              histogram: the Follow-to-Accept probes
+ *   flood_fetches_total{kind}                   counter: GETs the target made of the crowd
+ *   flood_fetch_bytes_total{kind}               counter: body bytes the crowd sent for them
+ *   flood_fetch_repeats_total{kind}             counter: fetches of a URL already fetched
  *
  * Threads: a scrape runs on the daemon's thread and reads only what the source's snapshot
  * callback copies for it. The sender's struct stats has one writer (its event loop), so
@@ -29,6 +32,7 @@
 #include <stdint.h>
 
 #include "sign/err.h"
+#include "flood/measure/fetches.h"
 #include "flood/measure/hist.h"
 #include "flood/measure/stats.h"
 
@@ -44,6 +48,8 @@ struct metrics_snapshot {
     int have_probes;
     uint64_t probe_accepts;       /* Follows answered by an Accept */
     struct hist follow_to_accept; /* us */
+    int have_fetches;
+    uint64_t fetches[FETCH__COUNT], fetch_bytes[FETCH__COUNT], fetch_repeats[FETCH__COUNT];
 };
 
 struct metrics_source {
@@ -88,6 +94,8 @@ struct metrics_pub;
  * daemon reading it is stopped. */
 struct metrics_pub *metrics_pub_new(struct inbound *in, struct probes *pr);
 void metrics_pub_free(struct metrics_pub *p);
+/* Read the crowd's fetch accounting (borrowed, thread-safe, may be NULL) at each scrape. */
+void metrics_pub_set_fetches(struct metrics_pub *p, struct fetches *f);
 /* On st's writer thread: copy st's counts and histograms (and in_flight) for scrapes. */
 void metrics_pub_stats(struct metrics_pub *p, const struct stats *st, uint64_t in_flight);
 /* A metrics_source.snapshot over a pub (ctx is the struct metrics_pub). */

@@ -7,6 +7,7 @@
 
 #include "flood/core/fsutil.h"
 #include "flood/report/report.h"
+#include "flood/report/report_fetches.h"
 #include "flood/report/report_plot.h"
 #include "flood/report/report_run.h"
 
@@ -33,6 +34,8 @@ static const char css[] =
     "td.k,th.k{text-align:left}\n"
     ".ok{color:#11703a;font-weight:600}.bad{color:#b00020;font-weight:600}\n"
     ".warn{background:#fff4e5;border-left:4px solid #e69f00;padding:6px 10px;margin:6px 0}\n"
+    ".unreachable{background:#fde8eb;border:2px solid #b00020;color:#7a0016;padding:8px 12px;"
+    "margin:8px 0}\n"
     "figure.chart{margin:10px 0 18px}figcaption{font-weight:600;margin-bottom:2px}\n"
     "svg.plot{width:100%;height:auto;display:block}\n"
     "svg .grid{stroke:#e6e6e6;stroke-width:1}svg .axis{stroke:#555}\n"
@@ -677,6 +680,7 @@ static void report_body(FILE *f, const void *arg)
 {
     const struct report_run *r = arg;
     header(f, r);
+    report_unreachable_box(f, r);
     fputs("<h2 id=\"charts\">Over time</h2>\n", f);
     charts(f, r);
     fputs("<h2 id=\"operations\">Per operation</h2>\n", f);
@@ -686,6 +690,7 @@ static void report_body(FILE *f, const void *arg)
     pct_rows_walk(f, json_object_get(r->root, "totals"), "totals");
     fputs("</table>\n", f);
     inbound_section(f, r);
+    report_fetches_section(f, r);
     faults_section(f, r->root);
     fputs("<h2 id=\"config\">Configuration</h2>\n<table class=\"config\">\n", f);
     config_rows(f, json_object_get(r->root, "config"), "");

@@ -1,5 +1,6 @@
 /* flood/report/results.c: run.json, .hgrm files, summary.md and the final table. */
 #include "flood/report/results.h"
+#include "flood/report/results_fetches.h"
 
 #include <curl/curl.h>
 #include <errno.h>
@@ -185,6 +186,8 @@ static json_t *warnings_json(const struct stats *st, const struct results_info *
         snprintf(buf, sizeof(buf), "%" PRIu64 " activities shed beyond --max-inflight", t.shed);
         json_array_append_new(w, json_string(buf));
     }
+    if (results_crowd_unreachable(st, ri, buf, sizeof(buf)))
+        json_array_append_new(w, json_string(buf));
     if (ri->gen && ri->gen->interrupted) {
         snprintf(buf, sizeof(buf), "interrupted by %s",
                  ri->gen->signal == SIGINT ? "SIGINT" : "SIGTERM");
@@ -194,7 +197,7 @@ static json_t *warnings_json(const struct stats *st, const struct results_info *
 }
 
 json_t *results_series_row(const struct stats_sec *x, size_t i, int with_probes,
-                           int with_deliveries)
+                           int with_deliveries, int with_fetches)
 {
     json_t *e = json_object();
     put(e, "t", jint(i));
@@ -219,6 +222,17 @@ json_t *results_series_row(const struct stats_sec *x, size_t i, int with_probes,
     }
     if (with_deliveries)
         put(e, "deliveries", jint(x->deliveries));
+    if (with_fetches) {
+        json_t *fk = json_object();
+        uint64_t all = 0;
+        for (int k = 0; k < FETCH__COUNT; k++) {
+            all += x->fetches[k];
+            if (x->fetches[k])
+                put(fk, fetch_kind_name(k), jint(x->fetches[k]));
+        }
+        put(fk, "total", jint(all));
+        put(e, "fetches", fk);
+    }
     return e;
 }
 
@@ -322,6 +336,14 @@ json_t *results_json(const struct stats *st, const struct results_info *ri)
     put(g, "interrupted", json_boolean(gen && gen->interrupted));
     put(root, "generator", g);
     put(root, "warnings", warnings_json(st, ri));
+    if (ri->fetches) {
+        put(root, "fetches", results_fetches_json(st, ri));
+        char why[512];
+        int unreachable = results_crowd_unreachable(st, ri, why, sizeof(why));
+        put(root, "crowd_unreachable", json_boolean(unreachable));
+        if (unreachable)
+            put(root, "crowd_unreachable_reason", json_string(why));
+    }
 
     char line[256];
     int ok = stats_conservation(st, line, sizeof(line)) == 0;
@@ -333,7 +355,8 @@ json_t *results_json(const struct stats *st, const struct results_info *ri)
     json_t *series = json_array();
     for (size_t i = 0; i < st->n_series; i++) {
         const struct stats_sec *x = &st->series[i];
-        json_t *e = results_series_row(x, i, st->probes != NULL, st->inbound_count != NULL);
+        json_t *e = results_series_row(x, i, st->probes != NULL, st->inbound_count != NULL,
+                                       st->fetch_count != NULL);
         json_array_append_new(series, e);
     }
     put(root, "series", series);
@@ -416,6 +439,13 @@ static int write_summary(const char *dir, const struct stats *st, const struct r
             ri->gen && ri->gen->saturated ? "yes" : "no");
     hist_free(lat);
     hist_free(fa);
+    if (ri->fetches) {
+        char why[512];
+        fprintf(f, "\n");
+        results_fetches_line(f, st, ri, 1);
+        if (results_crowd_unreachable(st, ri, why, sizeof(why)))
+            fprintf(f, "\n**crowd unreachable:** %s\n", why);
+    }
     return fs_tmp_commit(&tmp, FS_REPLACE, 0, err);
 }
 
@@ -524,6 +554,7 @@ void results_print_table(FILE *f, const struct stats *st, const struct results_i
                 ri->gen->cpu_s, ri->gen->loop_cpu_s, ri->gen->loop_cpu_share * 100,
                 ri->gen->lag_p99_ms, st->late_sends, st->not_ready,
                 ri->gen->saturated ? "yes" : "no");
+    results_fetches_line(f, st, ri, 0);
     json_t *w = warnings_json(st, ri);
     size_t i;
     json_t *v;

@@ -13,6 +13,7 @@
 
 #include "flood/report/expect.h"
 #include "sign/err.h"
+#include "flood/measure/fetches.h"
 #include "flood/measure/probes.h"
 #include "flood/send/sender.h"
 #include "flood/send/steer.h"
@@ -28,16 +29,17 @@ struct results_info {
     double duration_s;               /* scheduled duration */
     const struct expect *expect;     /* borrowed: --expect thresholds, judged on run.json */
     size_t n_expect;
-    FILE *expect_out;    /* where results_write prints their table (may be NULL) */
-    int expect_failed;   /* set by results_write: how many failed */
-    struct steer *steer; /* borrowed, may be NULL: the run's steering (flood run --dashboard) */
+    FILE *expect_out;        /* where results_write prints their table (may be NULL) */
+    int expect_failed;       /* set by results_write: how many failed */
+    struct steer *steer;     /* borrowed, may be NULL: the run's steering (flood run --dashboard) */
+    struct fetches *fetches; /* borrowed, may be NULL: what the target fetched back */
 };
 
 /* One second of run.json's "series" (a new reference): second i's row x; with_probes adds
- * the Follow-to-Accept keys, with_deliveries the inbound deliveries. The dashboard streams
- * the same rows. */
+ * the Follow-to-Accept keys, with_deliveries the inbound deliveries, with_fetches the
+ * target's fetches by kind. The dashboard streams the same rows. */
 json_t *results_series_row(const struct stats_sec *x, size_t i, int with_probes,
-                           int with_deliveries);
+                           int with_deliveries, int with_fetches);
 /* run.json's "steering": every change applied, in time order, {t_s, kind, value, ...}
  * (a new reference; an empty array for NULL). */
 json_t *results_steering_json(struct steer *steer);

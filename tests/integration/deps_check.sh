@@ -63,6 +63,9 @@ check "$ok" "sign/ builds and passes its unit tests from a tree with no flood/ o
 # webfinger/ with sign/ alone.
 cp -r "$ROOT/webfinger" "$alone/"
 cp "$ROOT"/tests/unit/test_wf_*.c "$alone/tests/unit/"
+# test_wf_png decodes its images with an independent checker (Python), not with flood
+mkdir -p "$alone/tests/tools"
+cp "$ROOT/tests/tools/png_check.py" "$alone/tests/tools/"
 ok=0
 for t in "$alone"/tests/unit/test_wf_*.c; do
     n=$(basename "$t" .c)

@@ -65,6 +65,20 @@ static void test_parse(void)
     CHECK(parses("flood3:hang,scope=nodeinfo", &r) && r.scope == FAULT_SCOPE_NODEINFO,
           "scope=nodeinfo");
     CHECK(!parses("flood3:hang,scope=post", &r), "scope=post is refused");
+    CHECK(parses("flood3:delay=2s,scope=media", &r) && r.scope == FAULT_SCOPE_MEDIA, "scope=media");
+    CHECK(parses("flood3:status=503,scope=actor+key+webfinger", &r) &&
+              r.scope == (FAULT_SCOPE_ACTOR | FAULT_SCOPE_KEY | FAULT_SCOPE_WEBFINGER),
+          "scope=actor+key+webfinger");
+    CHECK(parses("flood3:hang,scope=note+link+emoji+avatar+collection", &r) &&
+              r.scope == (FAULT_SCOPE_NOTE | FAULT_SCOPE_LINK | FAULT_SCOPE_EMOJI |
+                          FAULT_SCOPE_AVATAR | FAULT_SCOPE_COLLECTION),
+          "scope=note+link+emoji+avatar+collection");
+    CHECK(parses("flood3:hang,scope=inbox+media", &r) &&
+              r.scope == (FAULT_SCOPE_INBOX | FAULT_SCOPE_MEDIA),
+          "scope=inbox+media");
+    CHECK(!parses("flood3:hang,scope=medias", &r) && !parses("flood3:hang,scope=Media", &r) &&
+              !parses("flood3:hang,scope=media+", &r) && !parses("flood3:hang,scope=+media", &r),
+          "scope=medias, Media, media+, +media are refused");
     CHECK(!parses("flood3:hang,scope=get+", &r), "scope=get+ is refused");
     CHECK(parses("flood3:jitter=100ms", &r) && r.jitter_ms == 100, "jitter alone is an effect");
 
@@ -131,8 +145,51 @@ static void test_scope_and_decide(void)
           "the NodeInfo well-known path too");
     CHECK(fault_scope_of("POST", WF_ROUTE_SHARED_INBOX, "/inbox") == FAULT_SCOPE_INBOX,
           "POST /inbox is inbox");
-    CHECK(fault_scope_of("GET", WF_ROUTE_ACTOR, "/users/user1") == FAULT_SCOPE_GET,
-          "GET of an actor is get");
+    CHECK(fault_scope_of("GET", WF_ROUTE_ACTOR, "/users/user1") ==
+              (FAULT_SCOPE_GET | FAULT_SCOPE_ACTOR),
+          "GET of an actor is get and actor");
+    static const struct {
+        enum wf_route_kind kind;
+        unsigned bit;
+        const char *what;
+    } kinds[] = {
+        {WF_ROUTE_WEBFINGER, FAULT_SCOPE_WEBFINGER, "webfinger"},
+        {WF_ROUTE_HOST_META, FAULT_SCOPE_WEBFINGER, "host-meta is webfinger"},
+        {WF_ROUTE_KEY, FAULT_SCOPE_KEY, "key"},
+        {WF_ROUTE_NOTE, FAULT_SCOPE_NOTE, "note"},
+        {WF_ROUTE_ACTIVITY, FAULT_SCOPE_NOTE, "activity is note"},
+        {WF_ROUTE_MEDIA, FAULT_SCOPE_MEDIA, "media"},
+        {WF_ROUTE_PAGE, FAULT_SCOPE_LINK, "page is link"},
+        {WF_ROUTE_EMOJI, FAULT_SCOPE_EMOJI, "emoji"},
+        {WF_ROUTE_AVATAR, FAULT_SCOPE_AVATAR, "avatar"},
+        {WF_ROUTE_HEADER, FAULT_SCOPE_AVATAR, "header is avatar"},
+        {WF_ROUTE_FOLLOWERS, FAULT_SCOPE_COLLECTION, "followers is collection"},
+        {WF_ROUTE_OUTBOX, FAULT_SCOPE_COLLECTION, "outbox is collection"},
+        {WF_ROUTE_INBOX, FAULT_SCOPE_COLLECTION, "GET of an inbox is collection"},
+    };
+    for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+        CHECK(fault_scope_of("GET", kinds[i].kind, "/x") == (FAULT_SCOPE_GET | kinds[i].bit) &&
+                  fault_scope_of("HEAD", kinds[i].kind, "/x") == (FAULT_SCOPE_GET | kinds[i].bit),
+              "GET/HEAD scope: %s", kinds[i].what);
+    }
+    CHECK(fault_scope_of("GET", WF_ROUTE_NONE, "/nothing") == FAULT_SCOPE_GET,
+          "GET of an unknown path is get alone");
+    CHECK(fault_scope_of("POST", WF_ROUTE_MEDIA, "/media/1-1x1-72.png") == FAULT_SCOPE_OTHER,
+          "POST to media is other, not media");
+
+    /* scope=media slows media only */
+    struct fault_rule media;
+    struct fault_effect me;
+    CHECK(parses("all:delay=2s,scope=media", &media), "scope=media parses");
+    media.first = 1;
+    media.last = 20;
+    CHECK(fault_decide(&media, 1, 3, fault_scope_of("GET", WF_ROUTE_MEDIA, "/m"), &me) &&
+              me.delay_ms == 2000,
+          "scope=media: a media GET is delayed");
+    CHECK(!fault_decide(&media, 1, 3, fault_scope_of("GET", WF_ROUTE_ACTOR, "/users/user1"), &me),
+          "scope=media: an actor GET is not");
+    CHECK(!fault_decide(&media, 1, 3, FAULT_SCOPE_INBOX, &me), "scope=media: an inbox POST is not");
+    CHECK(!fault_decide(&media, 1, 3, FAULT_SCOPE_NODEINFO, &me), "scope=media: NodeInfo is not");
     CHECK(fault_scope_of("POST", WF_ROUTE_ACTOR, "/users/user1") == FAULT_SCOPE_OTHER,
           "POST to an actor is other");
 

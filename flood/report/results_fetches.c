@@ -1,0 +1,71 @@
+/* flood/report/results_fetches.c: the target's fetches in a run's results (see
+ * results_fetches.h). */
+#include "flood/report/results_fetches.h"
+
+#include <inttypes.h>
+
+#include "flood/measure/fetches.h"
+
+json_t *results_fetches_json(const struct stats *st, const struct results_info *ri)
+{
+    if (!ri->fetches)
+        return NULL;
+    struct stats_counts t;
+    stats_totals(st, &t);
+    const char *names[OP__COUNT];
+    uint64_t sent[OP__COUNT];
+    for (int i = 0; i < OP__COUNT; i++) {
+        names[i] = op_name((enum op_kind)i);
+        sent[i] = st->op[i].c.sent;
+    }
+    return fetches_json(ri->fetches, t.sent, names, sent, OP__COUNT);
+}
+
+int results_crowd_unreachable(const struct stats *st, const struct results_info *ri, char *reason,
+                              size_t size)
+{
+    if (!ri->fetches)
+        return 0;
+    struct stats_counts t;
+    stats_totals(st, &t);
+    uint64_t ok = 0;
+    for (int k = 0; k < OUT__COUNT; k++)
+        if (stats_outcome_ok(k))
+            ok += t.outcomes[k];
+    if (!ok || fetches_count_all(ri->fetches))
+        return 0;
+    snprintf(reason, size,
+             "the target answered %" PRIu64 " activities 2xx but fetched nothing from the crowd "
+             "(no actor, key or any GET): check that it can reach the crowd's URLs "
+             "(--public-port)",
+             ok);
+    return 1;
+}
+
+void results_fetches_line(FILE *f, const struct stats *st, const struct results_info *ri, int md)
+{
+    if (!ri->fetches)
+        return;
+    struct stats_counts t;
+    stats_totals(st, &t);
+    uint64_t all = fetches_count_all(ri->fetches), repeats = 0, urls = 0;
+    fprintf(f, "%sfetches%s %" PRIu64, md ? "**" : "", md ? ":**" : ":", all);
+    const char *sep = " (";
+    for (int k = 0; k < FETCH__COUNT; k++) {
+        uint64_t n = fetches_count(ri->fetches, k);
+        if (n) {
+            fprintf(f, "%s%s %" PRIu64, sep, fetch_kind_name(k), n);
+            sep = ", ";
+        }
+    }
+    if (all)
+        fprintf(f, ")");
+    /* the repeats: from the totals (the histograms are not needed here) */
+    json_t *j = fetches_json(ri->fetches, t.sent, NULL, NULL, 0);
+    json_t *tot = json_object_get(j, "total");
+    repeats = (uint64_t)json_integer_value(json_object_get(tot, "repeat_requests"));
+    urls = (uint64_t)json_integer_value(json_object_get(tot, "repeat_urls"));
+    json_decref(j);
+    fprintf(f, ", %.2f a send; repeats %" PRIu64 " of %" PRIu64 " URLs\n",
+            t.sent ? (double)all / (double)t.sent : 0.0, repeats, urls);
+}

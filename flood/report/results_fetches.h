@@ -1,0 +1,25 @@
+/* flood/report/results_fetches.h: what the target fetched back from the crowd, in a run's
+ * results: run.json's "fetches" and "crowd_unreachable", a line of the table and of
+ * summary.md. Reads measure/fetches.h through results_info.fetches. */
+#ifndef FLOOD_RESULTS_FETCHES_H
+#define FLOOD_RESULTS_FETCHES_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "flood/report/results.h"
+
+/* run.json's "fetches" (fetches_json with the run's sends: totals.sent and per
+ * operation), a new reference; NULL without ri->fetches. */
+json_t *results_fetches_json(const struct stats *st, const struct results_info *ri);
+/* 1 when the target answered some deliveries 2xx and fetched nothing at all from the
+ * crowd (no WebFinger, actor, key or any GET): its reason into reason[size]. 0 otherwise
+ * (also without ri->fetches). */
+int results_crowd_unreachable(const struct stats *st, const struct results_info *ri, char *reason,
+                              size_t size);
+/* "fetches: 120 (actor 20, key 20, media 80), 3.0 a send; repeats 40 of 12 URLs" and a
+ * newline on f; nothing without ri->fetches. md: as a summary.md paragraph. */
+void results_fetches_line(FILE *f, const struct stats *st, const struct results_info *ri, int md);
+
+#endif
