@@ -20,6 +20,7 @@ static const struct command commands[] = {
     {"check", cmd_check, "federation interop checks against a target"},
     {"report", cmd_report, "write report.html for a run folder"},
     {"compare", cmd_compare, "compare several runs"},
+    {"presets", cmd_presets, "list the presets: known backpressure bug shapes to run"},
 };
 
 static void usage(FILE *f)

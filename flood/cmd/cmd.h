@@ -16,5 +16,6 @@ int cmd_fetch(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
+int cmd_presets(int argc, char **argv);
 
 #endif

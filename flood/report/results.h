@@ -28,6 +28,8 @@ struct results_info {
     const struct expect *expect;     /* borrowed: --expect thresholds, judged on run.json */
     size_t n_expect;
     FILE *expect_out;  /* where results_write prints their table (may be NULL) */
+    json_t *preset;    /* borrowed, may be NULL: presets_json(), run.json's first key, its
+                          "watch" metrics valued and printed on expect_out */
     int expect_failed; /* set by results_write: how many failed */
 };
 
