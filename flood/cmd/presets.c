@@ -62,9 +62,13 @@ int presets_find(const char *name, char *path, size_t size, struct flood_err *er
     char dirs[4][PATH_MAX];
     size_t n = preset_dirs(dirs, 4);
     for (size_t i = 0; i < n; i++) {
-        snprintf(path, size, "%s/%s", dirs[i], name);
-        if (access(path, R_OK) == 0)
+        char cand[PATH_MAX + 80];
+        snprintf(cand, sizeof(cand), "%s/%s", dirs[i], name);
+        if (access(cand, R_OK) == 0) {
+            char real[PATH_MAX];
+            snprintf(path, size, "%s", realpath(cand, real) ? real : cand);
             return 0;
+        }
     }
     if (access(name, R_OK) == 0) { /* a file in the current folder named like a preset */
         snprintf(path, size, "%s", name);
