@@ -192,6 +192,18 @@ void presets_free(struct preset *p)
     memset(p, 0, sizeof(*p));
 }
 
+/* 1 when a is --rate or --duration, 2 when --stages or --replay, else 0. */
+static int sched_opt(const char *a)
+{
+    static const char *const names[] = {"--rate", "--duration", "--stages", "--replay"};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        size_t n = strlen(names[i]);
+        if (!strncmp(a, names[i], n) && (a[n] == 0 || a[n] == '='))
+            return i < 2 ? 1 : 2;
+    }
+    return 0;
+}
+
 int presets_expand(int argc, char **argv, int *nargc, char ***nargv, struct preset *p, int *found,
                    struct flood_err *err)
 {
@@ -231,13 +243,27 @@ int presets_expand(int argc, char **argv, int *nargc, char ***nargv, struct pres
             return -1;
         *found = 1;
     }
+    /* a schedule given after the preset replaces the preset's: --stages or --replay drops
+     * its --rate, --duration and --stages; --rate or --duration its --stages (and override
+     * its --rate or --duration as any later option does) */
+    int resched = 0;
+    for (int i = at + width; at >= 0 && i < argc; i++)
+        resched |= 1 << sched_opt(argv[i]);
     size_t n = (size_t)argc - (size_t)width + (*found ? p->n_args : 0);
     char **v = flood_xcalloc(n + 1, sizeof(*v));
     size_t k = 0;
     for (int i = 0; i < argc; i++) {
         if (i == at) {
-            for (size_t j = 0; j < p->n_args; j++)
+            for (size_t j = 0; j < p->n_args; j++) {
+                int kind = sched_opt(p->args[j]);
+                if (kind && ((resched & 4) || ((resched & 2) && kind == 2))) {
+                    if (!strchr(p->args[j], '=') && j + 1 < p->n_args &&
+                        strncmp(p->args[j + 1], "--", 2))
+                        j++; /* its value */
+                    continue;
+                }
                 v[k++] = p->args[j];
+            }
             i += width - 1;
             continue;
         }

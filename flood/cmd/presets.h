@@ -43,7 +43,8 @@ void presets_free(struct preset *p);
 /* Expand the first --preset X (or --preset=X) of argv into a new argv (*nargv, an array the
  * caller frees with free(); its strings borrow argv and p->args) and load p. *found is 0
  * (and *nargv a copy of argv) when there is none. A second --preset is refused, as is one
- * inside a preset file. 0, or -1 and err. */
+ * inside a preset file. A schedule option (--rate, --duration, --stages, --replay) after
+ * the --preset drops the preset's own schedule options. 0, or -1 and err. */
 int presets_expand(int argc, char **argv, int *nargc, char ***nargv, struct preset *p, int *found,
                    struct flood_err *err) FLOOD_WUR;
 
