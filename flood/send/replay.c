@@ -29,6 +29,7 @@ struct parse {
     uint32_t *slots; /* open addressing: name index + 1, 0 empty */
     size_t n_slots;
     int header_done;
+    const char *line_end; /* of the line being read: messages quote no further */
     struct replay *out;
 };
 
@@ -84,8 +85,11 @@ static uint32_t origin_id(struct parse *p, const char *name, size_t len)
 
 static int fail(struct parse *p, struct flood_err *err, const char *what, const char *detail)
 {
-    flood_err_set(err, FLOOD_EINVAL, "replay: %s:%d: %s%s%.60s%s", p->file, p->line, what,
-                  detail ? " '" : "", detail ? detail : "", detail ? "'" : "");
+    int n = 0;
+    if (detail && p->line_end > detail)
+        n = p->line_end - detail > 60 ? 60 : (int)(p->line_end - detail);
+    flood_err_set(err, FLOOD_EINVAL, "replay: %s:%d: %s%s%.*s%s", p->file, p->line, what,
+                  detail ? " '" : "", n, detail ? detail : "", detail ? "'" : "");
     return -1;
 }
 
@@ -134,7 +138,7 @@ static int digits(const char *s, int n, int *out)
 
 static int civil_ok(int y, int mo, int d, int h, int mi, int s)
 {
-    return y >= 1970 && y <= 9999 && mo >= 1 && mo <= 12 && d >= 1 && d <= 31 && h <= 23 &&
+    return y >= 1970 && y <= 2200 && mo >= 1 && mo <= 12 && d >= 1 && d <= 31 && h <= 23 &&
            mi <= 59 && s <= 60;
 }
 
@@ -201,13 +205,28 @@ static int csv_time(const char *s, size_t len, int64_t *out)
         *out = t * NS + frac;
         return 0;
     }
-    char *end;
-    errno = 0;
-    double v = strtod(buf, &end);
-    if (end == buf || *end || errno || !isfinite(v) || v < 0 || v > 1e11 || buf[0] == '+' ||
-        (buf[0] != '.' && (buf[0] < '0' || buf[0] > '9')))
+    /* decimal seconds, read exactly (a double loses the nanoseconds of Unix times) */
+    int64_t whole = 0, frac = 0, scale = NS;
+    const char *p = buf;
+    if (*p == '.' && !(p[1] >= '0' && p[1] <= '9'))
         return -1;
-    *out = (int64_t)llround(v * 1e9);
+    if (*p != '.' && !(*p >= '0' && *p <= '9'))
+        return -1;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        whole = whole * 10 + (*p - '0');
+        if (whole > 9000000000LL) /* past 2255: beyond int64 nanoseconds */
+            return -1;
+    }
+    if (*p == '.') {
+        for (p++; *p >= '0' && *p <= '9'; p++)
+            if (scale > 1) {
+                scale /= 10;
+                frac += (*p - '0') * scale;
+            }
+    }
+    if (*p)
+        return -1;
+    *out = whole * NS + frac;
     return 0;
 }
 
@@ -354,13 +373,13 @@ static int access_line(struct parse *p, const char *s, const char *e, struct flo
     const char *c = rb + 1, *rq, *rqe;
     if (quoted(&c, e, &rq, &rqe))
         return fail(p, err, "access log: expected the \"REQUEST\" after the time", NULL);
-    char *end;
     while (c < e && *c == ' ')
         c++;
-    long status = strtol(c, &end, 10);
-    if (end == c || status < 100 || status > 999 || (end < e && *end != ' '))
+    const char *st = c; /* the status: three digits (the line is not NUL-terminated) */
+    while (c < e && *c >= '0' && *c <= '9')
+        c++;
+    if (c - st != 3 || *st == '0' || (c < e && *c != ' '))
         return fail(p, err, "access log: expected a status after the request", NULL);
-    c = end;
     const char *ref, *refe, *ua = NULL, *uae = NULL;
     while (c < e && *c == ' ')
         c++;
@@ -487,10 +506,13 @@ int replay_parse(const char *text, size_t len, const char *file, struct replay *
                 b++;
             if (b == le || *b == '#')
                 ; /* blank or a comment */
-            else if (memchr(b, '[', (size_t)(le - b)) && memchr(b, '"', (size_t)(le - b)))
-                rc = access_line(&p, b, le, err);
-            else
-                rc = csv_line(&p, b, le, err);
+            else {
+                p.line_end = le;
+                if (memmem(b, (size_t)(le - b), " [", 2)) /* ADDR IDENT USER [TIME] */
+                    rc = access_line(&p, b, le, err);
+                else
+                    rc = csv_line(&p, b, le, err);
+            }
         }
         s = nl ? nl + 1 : e;
     }
