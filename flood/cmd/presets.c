@@ -359,7 +359,8 @@ int cmd_presets(int argc, char **argv)
         return 0;
     }
     if (argc != 1) {
-        fputs(presets_help, stderr);
+        fprintf(stderr, "flood: presets: %s '%s' (flood presets --help)\n",
+                argv[1][0] == '-' ? "unknown option" : "unexpected argument", argv[1]);
         return 2;
     }
     char dirs[4][PATH_MAX];
