@@ -22,6 +22,7 @@ static const struct command commands[] = {
     {"report", cmd_report, "write report.html for a run folder"},
     {"compare", cmd_compare, "compare several runs"},
     {"matrix", cmd_matrix, "flood check cards of several targets side by side"},
+    {"presets", cmd_presets, "list the presets: known backpressure bug shapes to run"},
 };
 
 static void usage(FILE *f)

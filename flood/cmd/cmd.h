@@ -18,5 +18,6 @@ int cmd_check(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_matrix(int argc, char **argv);
+int cmd_presets(int argc, char **argv);
 
 #endif

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "flood/cmd/presets.h"
 #include "flood/cmd/run_opts.h"
 #include "flood/crowd/crowd.h"
 #include "flood/dash/dash.h"
@@ -242,6 +243,8 @@ struct run {
     int64_t start_mono; /* the schedule's time 0, CLOCK_MONOTONIC ns */
     struct sender_result res;
     int run_rc;
+    struct preset preset; /* --preset: its options are in argv (borrowed by ro) */
+    char **argv;          /* argv with the preset expanded */
 };
 
 /* Once a second on the sender's loop: the metrics' copy and the dashboard's rows. */
@@ -331,7 +334,10 @@ static int run_target(struct run *r, struct flood_err *err)
                                .content = &ro->content,
                                .reply_depth = ro->reply_depth,
                                .unseen_pct = ro->unseen_pct,
-                               .undo_pct = ro->undo_pct};
+                               .undo_pct = ro->undo_pct,
+                               .pin_instance = ro->pin_instance,
+                               .pin_op = ro->pin_op,
+                               .n_pin = ro->replay_path ? ro->replay.n : 0};
     memcpy(wo.mix, ro->mix, sizeof(wo.mix));
     r->w = workload_new_at(r->crowd, &wo, r->personas, r->n_personas, time(NULL), err);
     if (!r->w)
@@ -524,7 +530,8 @@ static int run_results(struct run *r)
                               .n_expect = ro->n_expect,
                               .expect_out = stdout,
                               .steer = r->steer,
-                              .fetches = r->fetches};
+                              .fetches = r->fetches,
+                              .preset = ro->preset_j};
     results_print_table(stdout, r->st, &ri);
     char line[256];
     int conserved = stats_conservation(r->st, line, sizeof(line)) == 0;
@@ -587,6 +594,8 @@ static void run_free(struct run *r)
     run_opts_free_strs(r->urls, r->n_urls);
     run_opts_free(&r->ro);
     inbound_opts_free(r->io);
+    presets_free(&r->preset);
+    free(r->argv);
 }
 
 int cmd_run(int argc, char **argv)
@@ -599,8 +608,16 @@ int cmd_run(int argc, char **argv)
     sigaddset(&r.sigs, SIGINT);
     sigaddset(&r.sigs, SIGTERM);
 
-    int exit_code;
-    int rc = run_opts_parse(argc, argv, &r.ro, &r.co, r.io);
+    int exit_code, rc, found, nargc;
+    struct flood_err perr = {0};
+    if (presets_expand(argc, argv, &nargc, &r.argv, &r.preset, &found, &perr)) {
+        fprintf(stderr, "flood: run: %s\n", perr.msg);
+        rc = 2;
+    } else {
+        if (found)
+            r.ro.preset_j = presets_json(&r.preset);
+        rc = run_opts_parse(nargc, r.argv, &r.ro, &r.co, r.io);
+    }
     if (rc)
         exit_code = rc == 1 ? 0 : 2;
     else if (run_opts_settle(&r.ro, &r.co, &r.sc, r.outdir, sizeof(r.outdir)))

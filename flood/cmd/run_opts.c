@@ -57,6 +57,8 @@ enum {
     RUN_OPT_REPLY_DEPTH,
     RUN_OPT_UNSEEN,
     RUN_OPT_UNDO_SHARE,
+    RUN_OPT_REPLAY,
+    RUN_OPT_REPLAY_SPEED,
 };
 
 static const struct option run_own_options[] = {
@@ -71,6 +73,8 @@ static const struct option run_own_options[] = {
     {"reply-depth", required_argument, NULL, RUN_OPT_REPLY_DEPTH},
     {"unseen", required_argument, NULL, RUN_OPT_UNSEEN},
     {"undo-share", required_argument, NULL, RUN_OPT_UNDO_SHARE},
+    {"replay", required_argument, NULL, RUN_OPT_REPLAY},
+    {"replay-speed", required_argument, NULL, RUN_OPT_REPLAY_SPEED},
     {"seed", required_argument, NULL, RUN_OPT_SEED},
     {"signers", required_argument, NULL, RUN_OPT_SIGNERS},
     {"sign", required_argument, NULL, RUN_OPT_SIGN},
@@ -145,6 +149,14 @@ static const char run_help[] =
     "                       target never saw, so it must fetch it (default 50)\n"
     "  --undo-share P       % of like/announce/emoji-react sent as the Undo of an earlier one\n"
     "                       (default 0)\n"
+    "  --replay FILE        replay a real inbox's arrival pattern instead of a rate: an\n"
+    "                       access log (combined format; POSTs to inbox paths) or a CSV\n"
+    "                       time,origin,type. Only its times, origins and types are used:\n"
+    "                       origins map to crowd instances (the busiest to their own),\n"
+    "                       types to --mix names (the rest follow --mix)\n"
+    "  --replay-speed X     replay X times faster (default 1; 0.5 is half speed)\n"
+    "  --preset NAME|FILE   the options of a preset (flood presets lists them) in place of\n"
+    "                       this one: options given after it win\n"
     "  --seed N             the run's seed (default 1): the same seed sends the same run\n"
     "  --max-inflight N     beyond N requests in flight, shed and count (default 10000)\n"
     "  --timeout T          per request (default 10s)\n"
@@ -327,6 +339,21 @@ static int run_opt_load(struct run_opts *ro, int id, const char *arg, struct flo
             return -1;
         }
         return 0;
+    case RUN_OPT_REPLAY:
+        ro->replay_path = arg;
+        return 0;
+    case RUN_OPT_REPLAY_SPEED: {
+        char *end;
+        errno = 0;
+        d = strtod(arg, &end);
+        if (end == arg || *end || errno || !isfinite(d) || d < 0.001 || d > 1e6) {
+            flood_err_set(e, FLOOD_EINVAL, "--replay-speed: expected 0.001..1000000, got '%s'",
+                          arg);
+            return -1;
+        }
+        ro->replay_speed = d;
+        return 0;
+    }
     case RUN_OPT_TIMEOUT:
         if (sched_parse_duration(arg, &d, e))
             return -1;
@@ -596,6 +623,7 @@ void run_opts_init(struct run_opts *ro)
     ro->arrival = SCHED_CONSTANT;
     ro->reply_depth = 3;
     ro->unseen_pct = 50;
+    ro->replay_speed = 1;
     if (wf_content_profile("plain", &ro->content, NULL) < 0)
         abort();
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -613,6 +641,34 @@ void run_opts_free(struct run_opts *ro)
     run_opts_free_strs(ro->like_objects, ro->n_like);
     run_opts_free_strs(ro->resolve_v, ro->n_resolve_v);
     free(ro->expect);
+    json_decref(ro->preset_j);
+    replay_free(&ro->replay);
+    free(ro->replay_t);
+    free(ro->pin_instance);
+    free(ro->pin_op);
+}
+
+/* --replay: read the pattern, its times at --replay-speed, and each activity's instance and
+ * operation. */
+static int settle_replay(struct run_opts *ro, const struct crowd_opts *co, struct sched *sc,
+                         struct flood_err *err)
+{
+    struct replay *rp = &ro->replay;
+    if (replay_load(ro->replay_path, rp, err))
+        return -1;
+    ro->replay_t = replay_times(rp, ro->replay_speed);
+    ro->pin_instance = flood_xmalloc(rp->n * sizeof(*ro->pin_instance));
+    ro->pin_op = flood_xmalloc(rp->n * sizeof(*ro->pin_op));
+    int inst = co->instances > 0 ? co->instances : 20;
+    for (size_t i = 0; i < rp->n; i++) {
+        ro->pin_instance[i] = (uint16_t)replay_instance(rp, rp->ev[i].origin, inst);
+        ro->pin_op[i] = rp->ev[i].op;
+    }
+    double dur = rp->duration_s / ro->replay_speed;
+    if (!(dur > 0))
+        dur = 1e-3;
+    return sched_init_replay(sc, ro->replay_t, rp->n, dur, replay_peak_rate(rp, ro->replay_speed),
+                             err);
 }
 
 int run_opts_settle(struct run_opts *ro, struct crowd_opts *co, struct sched *sc, char *outdir,
@@ -625,7 +681,15 @@ int run_opts_settle(struct run_opts *ro, struct crowd_opts *co, struct sched *sc
         fprintf(stderr, "flood: run: give --stages or --rate with --duration, not both\n");
         return -1;
     }
-    if (ro->stages) {
+    if (ro->replay_path && (ro->stages || ro->rate > 0 || ro->duration_s > 0)) {
+        fprintf(stderr, "flood: run: --replay sets the schedule: no --rate, --duration or "
+                        "--stages with it\n");
+        return -1;
+    }
+    if (ro->replay_path) {
+        if (settle_replay(ro, co, sc, &err))
+            goto bad;
+    } else if (ro->stages) {
         if (sched_init_stages(sc, ro->stages, ro->arrival, ro->seed, &err))
             goto bad;
     } else if (ro->rate > 0 || ro->duration_s > 0) {
@@ -676,6 +740,24 @@ json_t *run_opts_config_json(const struct run_opts *ro, const struct crowd_opts 
                              const struct sched *sc)
 {
     json_t *c = json_object();
+    if (ro->preset_j)
+        json_object_set_new(c, "preset", json_incref(json_object_get(ro->preset_j, "name")));
+    if (ro->replay_path) {
+        const struct replay *rp = &ro->replay;
+        json_t *o = json_array();
+        for (size_t i = 0; i < rp->n_origins && i < 50; i++)
+            json_array_append_new(o,
+                                  json_pack("{s:s, s:I, s:i}", "origin", rp->origins[i], "events",
+                                            (json_int_t)rp->origin_events[i], "instance",
+                                            replay_instance(rp, (uint32_t)i, co->instances)));
+        json_object_set_new(c, "replay",
+                            json_pack("{s:s, s:f, s:I, s:I, s:I, s:I, s:b, s:f, s:o}", "file",
+                                      ro->replay_path, "speed", ro->replay_speed, "events",
+                                      (json_int_t)rp->n, "origins", (json_int_t)rp->n_origins,
+                                      "skipped", (json_int_t)rp->skipped, "untyped",
+                                      (json_int_t)rp->untyped, "access_log", rp->access_log,
+                                      "duration_s", rp->duration_s, "busiest", o));
+    }
     if (ro->stages)
         json_object_set_new(c, "stages", json_string(ro->stages));
     else {

@@ -11,6 +11,7 @@
 #include "flood/crowd/crowd.h"
 #include "flood/inbound/inbound.h"
 #include "flood/report/expect.h"
+#include "flood/send/replay.h"
 #include "flood/send/sched.h"
 #include "flood/send/sender.h"
 #include "flood/send/signer.h"
@@ -56,6 +57,15 @@ struct run_opts {
     json_t *inbound_args;
     struct expect *expect; /* --expect, in order (owned) */
     size_t n_expect;
+    json_t *preset_j; /* --preset: presets_json() (owned), or NULL */
+    /* --replay FILE [--replay-speed X]: the pattern, its scaled times and per activity the
+     * instance and operation for the workload (all owned, made by run_opts_settle) */
+    const char *replay_path;
+    double replay_speed;
+    struct replay replay;
+    int64_t *replay_t;
+    uint16_t *pin_instance;
+    int8_t *pin_op;
 };
 
 /* ro with every default in force (a new, empty persona list; free with run_opts_free). */

@@ -83,9 +83,12 @@ struct inbound {
 
     pthread_mutex_t lock; /* the histogram, the duplicate set, the live line */
     struct hist *lag;
+    struct hist *lag_split[2]; /* [0] instances without an inbox fault, [1] with one */
     struct dupset dups;
     uint64_t live_last_total, live_last_us;
 };
+
+static int inbox_faulted(struct inbound *in, int inst);
 
 static uint64_t mono_us(void)
 {
@@ -176,6 +179,8 @@ struct inbound *inbound_new(struct crowd *crowd, const struct inbound_opts *o,
     }
     pthread_mutex_init(&in->lock, NULL);
     in->lag = hist_new();
+    in->lag_split[0] = hist_new();
+    in->lag_split[1] = hist_new();
     in->dups.slots[0] = flood_xcalloc(INBOUND_DUP_SLOTS, sizeof(uint64_t));
     in->dups.slots[1] = flood_xcalloc(INBOUND_DUP_SLOTS, sizeof(uint64_t));
     in->live_last_us = mono_us();
@@ -189,6 +194,8 @@ void inbound_free(struct inbound *in, long grace_ms)
     deliver_free(in->dl, grace_ms);
     keycache_free(in->kc);
     hist_free(in->lag);
+    hist_free(in->lag_split[0]);
+    hist_free(in->lag_split[1]);
     free(in->dups.slots[0]);
     free(in->dups.slots[1]);
     pthread_mutex_destroy(&in->lock);
@@ -480,10 +487,13 @@ int inbound_handle(struct inbound *in, const struct inbound_req *r, struct wf_do
     int64_t pub;
     int has_pub = a.published && inbound_parse_time(a.published, &pub) == 0;
     int64_t now = wall_us();
+    int faulted = inbox_faulted(in, r->instance);
     pthread_mutex_lock(&in->lock);
     int dup = a.id && dup_seen(&in->dups, a.id);
-    if (has_pub)
+    if (has_pub) {
         hist_record(in->lag, now > pub ? (uint64_t)(now - pub) : 0);
+        hist_record(in->lag_split[faulted], now > pub ? (uint64_t)(now - pub) : 0);
+    }
     pthread_mutex_unlock(&in->lock);
     if (dup)
         atomic_fetch_add(&in->duplicates, 1);
@@ -588,6 +598,19 @@ size_t inbound_faults(struct inbound *in, char (*specs)[FAULT_SPEC_MAX], int *on
     return k;
 }
 
+/* 1 when a --fault rule covers the inbox POSTs of instance inst (delivery lag is split by
+ * it: the target's deliveries to healthy instances against those to faulted ones). */
+static int inbox_faulted(struct inbound *in, int inst)
+{
+    size_t n = atomic_load_explicit(&in->n_faults, memory_order_acquire);
+    for (size_t i = 0; i < n && inst >= 1; i++)
+        if (atomic_load_explicit(&in->fault_on[i], memory_order_relaxed) &&
+            (in->faults[i].scope & FAULT_SCOPE_INBOX) && inst >= in->faults[i].first &&
+            inst <= in->faults[i].last)
+            return 1;
+    return 0;
+}
+
 int inbound_fault_hook(void *ctx, const struct server_req *req, struct server_fault *fault)
 {
     struct inbound *in = ctx;
@@ -679,6 +702,16 @@ json_t *inbound_json(struct inbound *in)
     hist_merge(h, in->lag);
     pthread_mutex_unlock(&in->lock);
     set_new(o, "delivery_lag_ms", hist_json(h));
+    if (in->n_faults) { /* by the instance it came to: without an inbox fault, with one */
+        static const char *const split[2] = {"delivery_lag_ms_healthy", "delivery_lag_ms_faulted"};
+        for (int k = 0; k < 2; k++) {
+            hist_reset(h);
+            pthread_mutex_lock(&in->lock);
+            hist_merge(h, in->lag_split[k]);
+            pthread_mutex_unlock(&in->lock);
+            set_new(o, split[k], hist_json(h));
+        }
+    }
     hist_free(h);
     set_new(o, "duplicates", count(in->duplicates));
     set_new(o, "follows_received", count(in->follows_received));

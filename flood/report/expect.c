@@ -352,6 +352,23 @@ int expect_judge_gate(const struct expect *e, const json_t *base, const json_t *
     return e->higher_good ? *got >= *ref - slack - 1e-9 : *got <= *ref + slack + 1e-9;
 }
 
+int expect_metric_value(const char *metric, const json_t *run, double *got, char *why,
+                        size_t why_size)
+{
+    struct expect e;
+    struct flood_err err = {0};
+    char text[EXPECT_TEXT_MAX + 8];
+    double of;
+    *got = NAN;
+    why[0] = '\0';
+    snprintf(text, sizeof(text), "%s>=0", metric);
+    if (strlen(metric) >= EXPECT_TEXT_MAX - 4 || expect_parse(text, 0, &e, &err)) {
+        snprintf(why, why_size, "%s", err.msg[0] ? err.msg : "metric too long");
+        return -1;
+    }
+    return value_of(&e, run, got, &of, why, why_size) ? -1 : 0;
+}
+
 const char *expect_format(const struct expect *e, double v, char *buf, size_t size)
 {
     int kind = kind_of(e->metric);

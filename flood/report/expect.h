@@ -58,6 +58,11 @@ int expect_judge_gate(const struct expect *e, const json_t *base, const json_t *
 json_t *expect_judge_all(const struct expect *e, size_t n, const json_t *run, FILE *out,
                          int *failed);
 
+/* The value of a metric (any METRIC an expression takes, e.g. "f2a.p99" or
+ * "json:inbound.delivery_lag_ms.p99") on run: 0 and *got, or -1 with why filled. */
+int expect_metric_value(const char *metric, const json_t *run, double *got, char *why,
+                        size_t why_size);
+
 /* A value in the metric's unit as text ("180.3 ms", "99.5%", "12"), into buf. */
 const char *expect_format(const struct expect *e, double v, char *buf, size_t size);
 

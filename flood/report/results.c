@@ -405,8 +405,24 @@ static uint64_t err_of(const uint64_t *out)
     return n;
 }
 
+/* summary.md's first line for a preset run: its name and the figures it watches. */
+static void summary_preset(FILE *f, const json_t *preset)
+{
+    fprintf(f, "preset **%s**:", json_string_value(json_object_get(preset, "name")));
+    const json_t *w = json_object_get(preset, "watch");
+    for (size_t i = 0; i < json_array_size(w); i++) {
+        const json_t *e = json_array_get(w, i), *v = json_object_get(e, "value");
+        fprintf(f, "%s %s = ", i ? "," : "", json_string_value(json_object_get(e, "metric")));
+        if (json_is_number(v))
+            fprintf(f, "%.3f", json_number_value(v));
+        else
+            fprintf(f, "-");
+    }
+    fprintf(f, "\n\n");
+}
+
 static int write_summary(const char *dir, const struct stats *st, const struct results_info *ri,
-                         struct flood_err *err)
+                         const json_t *run, struct flood_err *err)
 {
     char path[1200];
     snprintf(path, sizeof(path), "%s/summary.md", dir);
@@ -414,6 +430,8 @@ static int write_summary(const char *dir, const struct stats *st, const struct r
     if (fs_tmp_open(&tmp, path, 0666, "results", err))
         return -1;
     FILE *f = tmp.f;
+    if (json_object_get(run, "preset"))
+        summary_preset(f, json_object_get(run, "preset"));
     struct stats_counts t;
     stats_totals(st, &t);
     struct hist *lat = hist_new(), *fa = hist_new();
@@ -449,11 +467,41 @@ static int write_summary(const char *dir, const struct stats *st, const struct r
     return fs_tmp_commit(&tmp, FS_REPLACE, 0, err);
 }
 
+/* run.json's "preset" first: the preset and the values of the figures it watches, printed
+ * on out. Returns the new root (j's keys follow); j is released. */
+static json_t *put_preset(json_t *j, const json_t *preset, FILE *out)
+{
+    json_t *root = json_object(), *p = json_deep_copy(preset), *w = json_array();
+    const json_t *names = json_object_get(preset, "watch");
+    if (out)
+        fprintf(out, "preset %s: %s\n", json_string_value(json_object_get(preset, "name")),
+                json_string_value(json_object_get(preset, "what")));
+    for (size_t i = 0; i < json_array_size(names); i++) {
+        const char *m = json_string_value(json_array_get(names, i));
+        double v;
+        char why[160];
+        int ok = m && expect_metric_value(m, j, &v, why, sizeof(why)) == 0;
+        json_array_append_new(w, json_pack("{s:s, s:o}", "metric", m ? m : "", "value",
+                                           ok ? json_real(v) : json_null()));
+        if (out && ok)
+            fprintf(out, "  watch %-44s %.3f\n", m, v);
+        else if (out)
+            fprintf(out, "  watch %-44s -: %s\n", m ? m : "", why);
+    }
+    json_object_set_new(p, "watch", w);
+    json_object_set_new(root, "preset", p);
+    json_object_update(root, j);
+    json_decref(j);
+    return root;
+}
+
 /* The files of one run, while the folder's lock is held. */
 static int write_all(const char *dir, const struct stats *st, struct results_info *ri,
                      struct flood_err *err)
 {
     json_t *j = results_json(st, ri);
+    if (ri->preset)
+        j = put_preset(j, ri->preset, ri->expect_out);
     if (ri->n_expect) /* judged on the document written, nothing else */
         json_object_set_new(
             j, "expectations",
@@ -469,9 +517,12 @@ static int write_all(const char *dir, const struct stats *st, struct results_inf
     } else if (rc == 0) {
         rc = fs_tmp_commit(&t, FS_REPLACE, 0, err);
     }
+    json_t *preset = json_incref(json_object_get(j, "preset"));
     json_decref(j);
-    if (rc)
+    if (rc) {
+        json_decref(preset);
         return -1;
+    }
     struct hist *lat = hist_new(), *svc = hist_new(), *lag = hist_new();
     stats_merge_hists(st, lat, svc, lag);
     rc = write_hgrm(dir, "latency", "all", lat, err) ||
@@ -493,9 +544,13 @@ static int write_all(const char *dir, const struct stats *st, struct results_inf
         rc = write_hgrm(dir, "follow", "to-accept", fa, err);
         hist_free(fa);
     }
-    if (rc)
-        return -1;
-    return write_summary(dir, st, ri, err);
+    json_t *sj = json_object();
+    if (preset)
+        json_object_set_new(sj, "preset", preset);
+    if (!rc)
+        rc = write_summary(dir, st, ri, sj, err);
+    json_decref(sj);
+    return rc ? -1 : 0;
 }
 
 int results_write(const char *dir, const struct stats *st, struct results_info *ri,

@@ -33,6 +33,8 @@ struct results_info {
     int expect_failed;       /* set by results_write: how many failed */
     struct steer *steer;     /* borrowed, may be NULL: the run's steering (flood run --dashboard) */
     struct fetches *fetches; /* borrowed, may be NULL: what the target fetched back */
+    json_t *preset;          /* borrowed, may be NULL: presets_json(), run.json's first key, its
+                                "watch" metrics valued and printed on expect_out */
 };
 
 /* One second of run.json's "series" (a new reference): second i's row x; with_probes adds

@@ -250,8 +250,38 @@ static double inverse(struct sched *s, double u)
     return st->start_s + t;
 }
 
+int sched_init_replay(struct sched *s, const int64_t *times, uint64_t n, double dur_s, double peak,
+                      struct flood_err *err)
+{
+    memset(s, 0, sizeof(*s));
+    if (n == 0 || !isfinite(dur_s) || dur_s <= 0) {
+        flood_err_set(err, FLOOD_EINVAL, "--replay: nothing to send");
+        return -1;
+    }
+    for (uint64_t i = 1; i < n; i++)
+        if (times[i] < times[i - 1] || times[i] < 0) {
+            flood_err_set(err, FLOOD_EINVAL, "--replay: times go backwards at %llu",
+                          (unsigned long long)i);
+            return -1;
+        }
+    s->n_stages = 1;
+    s->stages[0].rate0 = s->stages[0].rate1 = (double)n / dur_s;
+    s->stages[0].dur_s = dur_s;
+    if (finish(s, err))
+        return -1;
+    s->replay_t = times;
+    s->replay_n = n;
+    s->replay_peak = peak;
+    return 0;
+}
+
 int64_t sched_next(struct sched *s)
 {
+    if (s->replay_t) {
+        if (s->next_k >= s->replay_n)
+            return -1;
+        return s->replay_t[s->next_k++];
+    }
     double u;
     if (s->arrival == SCHED_CONSTANT) {
         if (s->next_k >= constant_total(s))
@@ -275,6 +305,8 @@ int64_t sched_next(struct sched *s)
 
 uint64_t sched_total(const struct sched *s)
 {
+    if (s->replay_t)
+        return s->replay_n;
     if (s->arrival == SCHED_CONSTANT)
         return constant_total(s);
     return (uint64_t)llround(s->total_count);
@@ -305,7 +337,7 @@ double sched_rate_at(const struct sched *s, double t)
 
 double sched_peak_rate(const struct sched *s)
 {
-    double m = 0;
+    double m = s->replay_t ? s->replay_peak : 0;
     for (int i = 0; i < s->n_stages; i++) {
         if (s->stages[i].rate0 > m)
             m = s->stages[i].rate0;

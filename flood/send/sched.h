@@ -56,6 +56,10 @@ struct sched {
     int paused;
     int steered; /* stages were changed */
     int dropped; /* stages dropped from the front to make room (the oldest history) */
+    /* replay (sched_init_replay): the intended times themselves, borrowed */
+    const int64_t *replay_t;
+    uint64_t replay_n;
+    double replay_peak;
 };
 
 /* Parse a duration: "30" or "30s", "500ms", "2m", "1h", "1.5s". Seconds into *out.
@@ -70,6 +74,13 @@ int sched_init_rate(struct sched *s, double rate, double dur_s, enum sched_arriv
 /* A staged schedule from "R1:D1,R2:D2,..." (D as sched_parse_duration). 0, or -1 and err
  * naming the bad stage ("stages: stage 2 'x': ..."). */
 int sched_init_stages(struct sched *s, const char *spec, enum sched_arrival arrival, uint64_t seed,
+                      struct flood_err *err) FLOOD_WUR;
+
+/* A replay: activity k is sent at times[k] (ns from the start, not decreasing; borrowed: the
+ * array outlives s and its copies), dur_s the schedule's length, peak the most activities
+ * in one second. The stages hold one flat stage of the mean rate (sched_rate_at). 0, or -1
+ * and err. */
+int sched_init_replay(struct sched *s, const int64_t *times, uint64_t n, double dur_s, double peak,
                       struct flood_err *err) FLOOD_WUR;
 
 /* The intended time (ns from the start) of the next activity, advancing; -1 when the

@@ -453,6 +453,14 @@ static void decide(struct workload *w, uint64_t seq, time_t when, struct entry *
     }
     int instance = 1 + (int)below(&rng, (uint64_t)w->crowd->opts.instances);
     int actor = 1 + (int)below(&rng, (uint64_t)w->crowd->opts.actors);
+    if (seq < w->o.n_pin) { /* a replay: the origin's instance, and the type when known */
+        int pi = w->o.pin_instance[seq], po = w->o.pin_op[seq];
+        if (pi >= 1 && pi <= w->crowd->opts.instances)
+            instance = pi;
+        if (po >= 0 && po < OP__COUNT &&
+            !((po == OP_LIKE || po == OP_EMOJI_REACT) && w->n_likeable == 0))
+            op = (enum op_kind)po;
+    }
     uint32_t persona = (uint32_t)below(&rng, w->n_p);
     uint32_t ref = 0, flags = 0;
     uint32_t idx = (uint32_t)crowd_actor_index(w->crowd, instance, actor);

@@ -40,6 +40,12 @@ struct workload_opts {
                             (the rest: a persona's post; all unseen when none is known) */
     unsigned undo_pct;   /* % of like/announce/emoji-react draws sent as the Undo of an
                             earlier one (Undo counted as "undo") */
+    /* --replay: activity n (n < n_pin) is sent by an actor of instance pin_instance[n]
+     * (1..instances) and, when pin_op[n] >= 0, is that operation (a like or emoji-react
+     * with nothing to react to, and any op past OP__COUNT, follow the mix); borrowed */
+    const uint16_t *pin_instance;
+    const int8_t *pin_op;
+    uint64_t n_pin;
 };
 
 /* One built activity, ready to sign. Strings are owned by the item (workload_item_free). */

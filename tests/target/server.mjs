@@ -6,7 +6,7 @@ import http from "node:http";
 import { webcrypto } from "node:crypto";
 import { generateCryptoKeyPair } from "@fedify/fedify";
 import { makeApi, USERNAME } from "./lib/api.mjs";
-import { buildFederation } from "./lib/federation.mjs";
+import { buildFederation, postStatus } from "./lib/federation.mjs";
 import { Fetcher } from "./lib/fetcher.mjs";
 import { makeFollowups } from "./lib/followup.mjs";
 import { countOutgoing, installRoutes } from "./lib/net.mjs";
@@ -40,6 +40,11 @@ const USAGE = `usage: node server.mjs [options]
   --reply-depth D            reply parents fetched above an incoming post (default 3; 0: none)
   --no-fetch-cache           fetch every URL again each time it is needed (no URL cache, and
                              Fedify caches no remote document or key)
+  --delivery-queue Q         fifo (default: Fedify's, one queue for every destination) or
+                             per-destination (a FIFO per host; a dead host holds only its own)
+  --delivery-timeout-ms MS   abort a delivery (POST) after MS (default: none, undici's 30 s)
+  --retry-after-on-429 Y     yes (default) or no: send Retry-After with a 429
+  --autopost-ms MS           every local account with followers posts every MS (default 0: off)
   --help                     this text
 `;
 
@@ -69,6 +74,10 @@ function parseArgs(argv) {
         mediaMaxBytes: 8 * 1024 * 1024,
         replyDepth: 3,
         fetchCache: true,
+        deliveryQueue: "fifo",
+        deliveryTimeoutMs: 0,
+        retryAfter429: true,
+        autopostMs: 0,
     };
     const need = (i, name) => {
         if (i + 1 >= argv.length) fail(`${name} needs a value`);
@@ -147,6 +156,23 @@ function parseArgs(argv) {
                 break;
             case "--no-fetch-cache":
                 o.fetchCache = false;
+                break;
+            case "--delivery-queue":
+                o.deliveryQueue = need(i++, a);
+                if (!["fifo", "per-destination"].includes(o.deliveryQueue))
+                    fail(`${a}: fifo or per-destination, not '${o.deliveryQueue}'`);
+                break;
+            case "--delivery-timeout-ms":
+                o.deliveryTimeoutMs = int(need(i++, a), a, 0);
+                break;
+            case "--retry-after-on-429": {
+                const v = need(i++, a);
+                if (!["yes", "no"].includes(v)) fail(`${a}: yes or no, not '${v}'`);
+                o.retryAfter429 = v === "yes";
+                break;
+            }
+            case "--autopost-ms":
+                o.autopostMs = int(need(i++, a), a, 0);
                 break;
             default:
                 fail(`unknown option '${a}'`);
@@ -278,7 +304,7 @@ async function main() {
         routes.push({ match: (h) => h.endsWith(".test"), host: o.crowd.host, port: o.crowd.port });
     }
     installRoutes(routes);
-    countOutgoing(stats, log, (h) => h === ownHost);
+    countOutgoing(stats, log, (h) => h === ownHost, { deliveryTimeoutMs: o.deliveryTimeoutMs });
 
     let processor = null;
     let followups = null;
@@ -298,6 +324,7 @@ async function main() {
         lax: o.lax,
         outboxWorkers: o.outboxWorkers,
         fetchCache: o.fetchCache,
+        deliveryQueue: o.deliveryQueue,
     });
 
     /* The follow-up pools, each its own FIFO with its own workers and figures. */
@@ -350,6 +377,20 @@ async function main() {
     federation.startQueue(undefined).catch((err) => {
         log(`outbox queue: ${err?.message ?? err}`);
     });
+    /* --autopost-ms: every account with followers posts, so its deliveries can be watched
+     * (the dead-instances preset: delivery lag to healthy instances against dead ones). */
+    let autoposts = 0;
+    if (o.autopostMs > 0) {
+        setInterval(() => {
+            for (const a of store.locals.values()) {
+                if (a.followers.size === 0) continue;
+                autoposts++;
+                postStatus(context, store, stats, a, `autopost ${autoposts}`, "public", []).catch(
+                    (err) => log(`autopost: ${err?.message ?? err}`)
+                );
+            }
+        }, o.autopostMs).unref();
+    }
 
     function statsJson() {
         const types = {};
@@ -371,6 +412,10 @@ async function main() {
                 workers: o.workers,
                 work_ms: o.workMs,
                 outbox_workers: o.outboxWorkers,
+                delivery_queue: o.deliveryQueue,
+                delivery_timeout_ms: o.deliveryTimeoutMs || null,
+                retry_after_on_429: o.retryAfter429,
+                autopost_ms: o.autopostMs || null,
                 origin_burst: o.burst,
                 origin_refill: o.refill,
                 lax: o.lax,
@@ -465,7 +510,12 @@ async function main() {
             const wait = buckets.take(key, performance.now());
             if (wait > 0) {
                 stats.reject("rate-limited");
-                send(res, 429, "Too many requests from this origin.", { "retry-after": String(wait) });
+                send(
+                    res,
+                    429,
+                    "Too many requests from this origin.",
+                    o.retryAfter429 ? { "retry-after": String(wait) } : {}
+                );
                 return null;
             }
         }

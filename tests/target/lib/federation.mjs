@@ -22,6 +22,7 @@ import {
 import { Temporal } from "@js-temporal/polyfill";
 import { randomUUID } from "node:crypto";
 import { activityKind } from "./apjson.mjs";
+import { PerDestinationQueue } from "./outboxqueue.mjs";
 
 const PAGE = 20;
 
@@ -52,7 +53,17 @@ function fedifyKv(kv, fetchCache) {
 /* Builds the Fedify federation over store. Verified inbox activities are pushed to queue.
  * fetchCache false keeps Fedify from caching remote documents and keys.
  * Returns {federation, context, kv} where context is a Context on the public origin. */
-export function buildFederation({ store, queue, stats, log, origin, lax, outboxWorkers, fetchCache }) {
+export function buildFederation({
+    store,
+    queue,
+    stats,
+    log,
+    origin,
+    lax,
+    outboxWorkers,
+    fetchCache,
+    deliveryQueue = "fifo",
+}) {
     const memory = new MemoryKvStore();
     const kv = fedifyKv(memory, fetchCache);
     const federation = createFederation({
@@ -61,7 +72,12 @@ export function buildFederation({ store, queue, stats, log, origin, lax, outboxW
          * request, after verification, and pushes to our own queue. Deliveries go through
          * Fedify's in-process queue, so an Accept never holds an inbox worker. */
         queue: {
-            outbox: new ParallelMessageQueue(new InProcessMessageQueue(), outboxWorkers),
+            /* fifo: Fedify's own, one queue for every destination; per-destination: a lane
+             * per host (lib/outboxqueue.mjs) */
+            outbox:
+                deliveryQueue === "per-destination"
+                    ? new PerDestinationQueue(outboxWorkers)
+                    : new ParallelMessageQueue(new InProcessMessageQueue(), outboxWorkers),
             fanout: new InProcessMessageQueue(),
         },
         manuallyStartQueue: true,

@@ -36,7 +36,7 @@ export function installRoutes(routes) {
  * GET to a host for which isOwnHost(hostname) is false in stats.fetches, by kind, with the
  * body bytes as they are read (a body nobody reads counts 0 bytes). A GET counts as an
  * error on a transport failure or a status of 400 or more. */
-export function countOutgoing(stats, log, isOwnHost) {
+export function countOutgoing(stats, log, isOwnHost, { deliveryTimeoutMs = 0 } = {}) {
     const inner = globalThis.fetch;
     globalThis.fetch = async (input, init) => {
         const method = String(
@@ -99,6 +99,11 @@ export function countOutgoing(stats, log, isOwnHost) {
         const d = stats.deliveries;
         const target = input instanceof Request ? input.url : String(input);
         d.attempts++;
+        if (deliveryTimeoutMs > 0) {
+            /* --delivery-timeout-ms: a delivery to a host that never answers is given up */
+            const t = AbortSignal.timeout(deliveryTimeoutMs);
+            init = { ...(init ?? {}), signal: init?.signal ? AbortSignal.any([init.signal, t]) : t };
+        }
         try {
             const res = await inner(input, init);
             d.by_status[res.status] = (d.by_status[res.status] ?? 0) + 1;

@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# Presets (fixtures/presets, docs/BACKPRESSURE.md): `flood presets` lists them; --preset
+# expands a file in place (options after it win, a later schedule replaces the preset's);
+# a bad line is named FILE:LINE; run.json and summary.md put the watched figures first.
+# Then each preset runs, shortened, against the reference target, and the key figures of
+# dead-instances and origin-limit move as documented between the target's "bug" and
+# "fixed" settings.
+. "$(dirname "$0")/lib.sh"
+. "$ROOT/tests/tools/run_lib.sh"
+
+for tool in node jq curl python3; do
+    command -v "$tool" >/dev/null 2>&1 || { check 1 "$tool is installed"; done_testing; exit 1; }
+done
+if [ ! -d "$ROOT/tests/target/node_modules/@fedify/fedify" ]; then
+    check 1 "tests/target has its node_modules (scripts/deps.sh)"
+    done_testing
+    exit 1
+fi
+
+# 1. the list, --show, and the mistakes
+"$FLOOD" presets >"$T_TMP/list" 2>&1
+check $? "flood presets exits 0"
+for p in viral-post follow-storm dead-instances slow-media key-rotation cold-cache \
+    delete-storm retry-herd origin-limit relay; do
+    grep -Eq "^$p +[a-z]" "$T_TMP/list"
+    check $? "flood presets lists $p with its line"
+done
+"$FLOOD" presets --show dead-instances | grep -q '^--fault '
+check $? "flood presets --show prints the file"
+"$FLOOD" run --preset no-such-preset --inbox http://127.0.0.1:9/inbox 2>"$T_TMP/e1"
+expect_eq "$?" 2 "an unknown preset is a usage error"
+grep -q "no preset 'no-such-preset'" "$T_TMP/e1"
+check $? "and says so: $(head -1 "$T_TMP/e1")"
+printf '# what: broken\n--rate 5\nrate 10\n' >"$T_TMP/broken"
+"$FLOOD" run --preset "$T_TMP/broken" --inbox http://127.0.0.1:9/inbox 2>"$T_TMP/e2"
+expect_eq "$?" 2 "a preset with a bad line is a usage error"
+grep -q "broken:3: expected an option" "$T_TMP/e2"
+check $? "naming FILE:LINE: $(head -1 "$T_TMP/e2")"
+
+# 2. a user's own preset file, against the sink: options after it win, the watch first
+cat >"$T_TMP/mine" <<'EOF'
+# what: my own preset
+# watch: sent, json:totals.outcomes.202
+--mix create=100
+--rate 50
+--duration 5s
+--sign none
+EOF
+start_sink --status 202
+frun --inbox "http://127.0.0.1:$SINK_PORT/inbox" --preset "$T_TMP/mine" --duration 1s --quiet
+stop_sink
+check "$RUN_RC" "a run with --preset FILE exits 0" || show_run
+expect_eq "$(jget .totals.sent)" 50 "--duration after the preset wins (50/s x 1 s)"
+expect_eq "$(jget '.config.mix.create')" 100 "the preset's --mix is in force"
+expect_eq "$(jq -r 'keys_unsorted[0]' "$RUN_DIR/run.json")" preset "run.json's first key is preset"
+expect_eq "$(jget '.preset.name')/$(jget '.preset.watch[1].value')" "mine/50" \
+    "its watched figures are valued"
+grep -q '^  watch sent  *50.000$' "$RUN_OUT"
+check $? "and printed"
+head -1 "$RUN_DIR/summary.md" | grep -q '^preset \*\*mine\*\*: sent = 50.000'
+check $? "summary.md opens with them"
+start_sink --status 202
+frun --inbox "http://127.0.0.1:$SINK_PORT/inbox" --preset "$T_TMP/mine" --stages 20:0,20:1s --quiet
+stop_sink
+expect_eq "$RUN_RC/$(jget .totals.sent)" "0/20" "--stages after the preset replaces its --rate/--duration"
+
+# 3. against the reference target
+free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+start_target() {
+    CPORT=$(free_port)
+    node "$ROOT/tests/target/server.mjs" --listen 127.0.0.1:0 --domain target.test \
+        --resolve-crowd "127.0.0.1:$CPORT" "$@" >"$T_TMP/target.out" 2>"$T_TMP/target.err" &
+    TPID=$!
+    T_PIDS="$T_PIDS $TPID"
+    TPORT=""
+    for _ in $(seq 1 300); do
+        TPORT=$(sed -n '1s/^listening on http:\/\/127\.0\.0\.1:\([0-9]*\)$/\1/p' "$T_TMP/target.out")
+        [ -n "$TPORT" ] && break
+        sleep 0.1
+    done
+    [ -n "$TPORT" ] &&
+        curl -sf -X POST -H 'content-type: application/json' -d '{"username":"alice"}' \
+            "http://127.0.0.1:$TPORT/admin/accounts" >/dev/null &&
+        curl -sf -X POST -H "authorization: Bearer $(curl -sf "http://127.0.0.1:$TPORT/admin/accounts" | jq -r '.[0].token')" \
+            -H 'content-type: application/json' -d '{"status":"a post to react to"}' \
+            "http://127.0.0.1:$TPORT/api/v1/statuses" >/dev/null
+}
+stop_target() {
+    kill "$TPID" 2>/dev/null
+    wait "$TPID" 2>/dev/null
+}
+preset_run() {
+    local p=$1
+    shift
+    frun --listen "127.0.0.1:$CPORT" --persona "http://target.test:$TPORT/users/alice" \
+        --resolve "target.test:$TPORT:127.0.0.1" --quiet --preset "$p" "$@"
+}
+watch() {
+    jget ".preset.watch[] | select(.metric == \"$1\") | .value"
+}
+
+# dead-instances: one FIFO delivery queue for every destination holds the healthy
+# instances' deliveries behind those to hung ones (p99 above the 3 s delivery timeout);
+# a queue per destination keeps them below it (about a second or less on two shared cores,
+# where the target's own signing is most of it) and at a third of the FIFO's at most
+for q in fifo per-destination; do
+    start_target --outbox-workers 4 --delivery-timeout-ms 3000 --autopost-ms 500 \
+        --delivery-queue "$q"
+    preset_run dead-instances
+    check "$RUN_RC" "dead-instances against --delivery-queue $q exits 0" || show_run
+    lag=$(watch json:inbound.delivery_lag_ms_healthy.p99)
+    n=$(jget .inbound.delivery_lag_ms_healthy.count)
+    echo "# dead-instances, $q: healthy delivery lag p99 $lag ms over $n deliveries, faulted p99 $(watch json:inbound.delivery_lag_ms_faulted.p99) ms"
+    [ "${n:-0}" -gt 0 ]
+    check $? "the crowd measured deliveries to healthy instances ($q: $n)"
+    if [ "$q" = fifo ]; then
+        fifo_lag=$lag
+        awk -v l="$lag" 'BEGIN { exit !(l > 3000) }'
+        check $? "one FIFO: healthy lag p99 above the dead instances' 3 s timeout ($lag ms)"
+    else
+        awk -v l="$lag" -v f="${fifo_lag:-0}" 'BEGIN { exit !(l < 3000 && l * 3 < f) }'
+        check $? "per destination: healthy lag p99 below the timeout and a third of FIFO's ($lag ms)"
+    fi
+    stop_target
+done
+
+# origin-limit: 429s with Retry-After or without
+for ra in no yes; do
+    start_target --origin-burst 5 --origin-refill 2 --retry-after-on-429 "$ra"
+    preset_run origin-limit --duration 3s
+    check "$RUN_RC" "origin-limit against --retry-after-on-429 $ra exits 0" || show_run
+    n429=$(watch 429)
+    nra=$(watch json:totals.retry_after.429)
+    echo "# origin-limit, retry-after $ra: 429 $n429, with Retry-After $nra"
+    awk -v n="$n429" 'BEGIN { exit !(n > 20) }'
+    check $? "the limit answered 429s ($n429)"
+    if [ "$ra" = no ]; then
+        expect_eq "${nra%.*}" 0 "none of them said when to come back"
+    else
+        expect_eq "${nra%.*}" "${n429%.*}" "every one carried Retry-After"
+    fi
+    stop_target
+done
+
+# every other preset runs, shortened, and its watched figures are in run.json (fetch.KIND
+# only once run.json counts what the target fetched: not on every branch yet)
+start_target --outbox-workers 4
+for p in viral-post follow-storm cold-cache delete-storm key-rotation slow-media retry-herd relay; do
+    preset_run "$p" --stages 10:0,10:2s --accept-wait 2s
+    check "$RUN_RC" "$p runs against the target (2 s)" || show_run
+    conserved
+    check $? "$p: conserved"
+    expect_eq "$(jget '[.preset.watch[] | select(.metric | startswith("fetch.") | not) | .value != null] | all')" true \
+        "$p: every watched figure was found ($(jget '[.preset.watch[].metric] | join(", ")'))"
+done
+stop_target
+
+done_testing
