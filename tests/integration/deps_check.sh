@@ -11,6 +11,24 @@ BUILD=${FLOOD_BUILD:-$ROOT/build}
 out=$("$ROOT/scripts/deps_check.sh" "$ROOT" 2>&1)
 check $? "the include order holds on the tree ($out)"
 
+# The map names every file of the rooms (cmd_*.c stand under one entry), so it cannot drift
+# from the tree.
+unnamed=""
+for f in "$ROOT"/flood/*/*.c; do
+    b=$(basename "$f")
+    case "$b" in cmd_*.c) continue ;; esac
+    grep -q "\`$b\`" "$ROOT/docs/ARCHITECTURE.md" || unnamed="$unnamed ${f#"$ROOT"/}"
+done
+[ -z "$unnamed" ]
+check $? "docs/ARCHITECTURE.md names every file of flood/'s rooms${unnamed:+ (not:$unnamed)}"
+rooms=$(sed -n 's/^ROOMS="\(.*\)"$/\1/p' "$ROOT/scripts/deps_check.sh")
+missing=""
+for r in $rooms; do
+    grep -q "^| \`$r/\` |" "$ROOT/docs/ARCHITECTURE.md" || missing="$missing $r"
+done
+[ -n "$rooms" ] && [ -z "$missing" ]
+check $? "every room of the checked order has its row in the map${missing:+ (not:$missing)}"
+
 copy=$T_TMP/tree
 mkdir -p "$copy"
 cp -r "$ROOT/sign" "$ROOT/webfinger" "$ROOT/flood" "$copy/"
