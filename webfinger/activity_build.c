@@ -43,7 +43,8 @@ struct html {
     size_t len, cap;
 };
 
-static void h_raw(struct html *h, const char *s, size_t n)
+/* Room for n more bytes and the NUL. */
+static void h_reserve(struct html *h, size_t n)
 {
     if (h->len + n + 1 > h->cap) {
         size_t cap = h->cap ? h->cap : 1024;
@@ -52,6 +53,11 @@ static void h_raw(struct html *h, const char *s, size_t n)
         h->p = flood_xrealloc(h->p, cap);
         h->cap = cap;
     }
+}
+
+static void h_raw(struct html *h, const char *s, size_t n)
+{
+    h_reserve(h, n);
     memcpy(h->p + h->len, s, n);
     h->len += n;
     h->p[h->len] = '\0';
@@ -144,12 +150,10 @@ static void rich_content(const struct wf_crowd *c, const struct wf_act_args *a, 
         h_mention(h, href, name);
         h_lit(h, " ");
     }
+    /* the words straight into the buffer, no copy */
     size_t cap = (size_t)post->length + 32;
-    char small[1024], *words = cap <= sizeof(small) ? small : flood_xmalloc(cap);
-    size_t n = wf_content_words(post, words, cap);
-    h_raw(h, words, n);
-    if (words != small)
-        free(words);
+    h_reserve(h, cap);
+    h->len += wf_content_words(post, h->p + h->len, cap);
     if (a->updated)
         h_lit(h, " (edited)");
     for (unsigned i = 0; i < post->n_emoji; i++) {
@@ -372,6 +376,8 @@ static void write_note(struct wf_jo *j, const struct wf_crowd *c, const struct w
         wf_jo_bool(j, "sensitive", post->cw);
     }
     struct html h = {0};
+    if (rich) /* one allocation: the words and about 256 bytes a part around them */
+        h_reserve(&h, post->length + 256 * (2 + post->n_mentions + post->n_tags + post->n_emoji));
     if (rich)
         rich_content(c, a, &d, &h);
     else
@@ -379,7 +385,8 @@ static void write_note(struct wf_jo *j, const struct wf_crowd *c, const struct w
     wf_jo_strn(j, "content", h.p, h.len);
     if (rich) {
         wf_jo_obj(j, "contentMap");
-        wf_jo_strn(j, wf_content_lang(post->lang), h.p, h.len);
+        /* the same text: its escaped form is copied, not escaped again */
+        wf_jo_strn_again(j, wf_content_lang(post->lang), h.p, h.len);
         wf_jo_end(j);
     }
     free(h.p);
@@ -667,8 +674,13 @@ char *wf_act_text(const struct wf_crowd *c, const struct wf_act_args *a, size_t 
 {
     if (check_args(a, err) < 0)
         return NULL;
+    /* room for the text twice (content, contentMap) and the parts: no regrowth */
+    size_t hint = 2048;
+    if (a->post && !a->post->plain)
+        hint += 2 * (size_t)a->post->length +
+                512 * (a->post->n_mentions + a->post->n_tags + a->post->n_emoji + a->post->n_media);
     struct wf_jo j;
-    wf_jo_init(&j, 0, 2048);
+    wf_jo_init(&j, 0, hint);
     build(&j, c, a);
     char *t = wf_jo_text(&j, len);
     if (!t)
