@@ -15,8 +15,10 @@
  * - Question: oneOf/anyOf items {type: Note, name, replies: {type: Collection,
  *   totalItems}}, endTime, votersCount. A vote: Create(Note) with `name` the option and
  *   inReplyTo the poll, no content (GoToSocial), to the poll's author.
- * - EmojiReact (Misskey, Pleroma): content a unicode emoji, or ":name:" with its Emoji tag
- *   (Misskey needs the tag for a custom one).
+ * - EmojiReact (Misskey, Pleroma): content (and Misskey's _misskey_reaction) a unicode
+ *   emoji, or ":name:" with its Emoji tag (Misskey needs the tag for a custom one).
+ * - "@context": the ActivityStreams URL, and an inline object declaring the extension terms
+ *   (as Mastodon writes them) in every document that uses one (ext_context).
  * - Undo: the undone activity embedded whole (Mastodon ignores an Undo given by id). */
 #include <inttypes.h>
 #include <stdio.h>
@@ -111,6 +113,52 @@ static void h_mention(struct html *h, const char *href, const char *name)
 }
 
 /* ---- pieces ----------------------------------------------------------------------------- */
+
+/* The terms flood writes beyond ActivityStreams, declared inline as Mastodon does
+ * (ContextHelper::CONTEXT_EXTENSION_MAP; EmojiReact as Pleroma's litepub context, the
+ * reaction as Misskey's): without them a JSON-LD processor reads "sensitive" or "Hashtag"
+ * as blank-node terms ("@vocab": "_:" in the ActivityStreams context) or drops them. */
+static void ext_context(struct wf_jo *j)
+{
+    wf_jo_obj(j, NULL);
+    wf_jo_str(j, "sensitive", "as:sensitive");
+    wf_jo_str(j, "Hashtag", "as:Hashtag");
+    wf_jo_str(j, "toot", "http://joinmastodon.org/ns#");
+    wf_jo_str(j, "Emoji", "toot:Emoji");
+    wf_jo_str(j, "blurhash", "toot:blurhash");
+    wf_jo_str(j, "votersCount", "toot:votersCount");
+    wf_jo_str(j, "litepub", "http://litepub.social/ns#");
+    wf_jo_str(j, "EmojiReact", "litepub:EmojiReact");
+    wf_jo_str(j, "misskey", "https://misskey-hub.net/ns#");
+    wf_jo_str(j, "_misskey_reaction", "misskey:_misskey_reaction");
+    wf_jo_end(j);
+}
+
+/* Whether a's document uses a term of ext_context: a rich post (sensitive, Hashtag,
+ * Emoji, blurhash), a poll (votersCount), a reaction (EmojiReact) and its Undo. */
+static int uses_ext(const struct wf_act_args *a)
+{
+    enum wf_act_kind k = a->kind == WF_ACT_UNDO ? a->undo_kind : a->kind;
+    if (k == WF_ACT_QUESTION || k == WF_ACT_EMOJI_REACT)
+        return 1;
+    if (k == WF_ACT_VOTE || k == WF_ACT_DELETE_NOTE || a->kind == WF_ACT_UNDO)
+        return 0;
+    return (k == WF_ACT_CREATE || k == WF_ACT_NOTE || k == WF_ACT_UPDATE_NOTE) && a->post &&
+           !a->post->plain;
+}
+
+/* "@context": the ActivityStreams URL alone (the historical form), or with the terms. */
+static void context(struct wf_jo *j, const struct wf_act_args *a)
+{
+    if (!a || !uses_ext(a)) {
+        wf_jo_str(j, "@context", WF_AS_CONTEXT);
+        return;
+    }
+    wf_jo_arr(j, "@context");
+    wf_jo_str(j, NULL, WF_AS_CONTEXT);
+    ext_context(j);
+    wf_jo_end(j);
+}
 
 struct ids {
     char actor[WF_URL_MAX], id[WF_URL_MAX], followers[WF_URL_MAX + 16], base[WF_URL_MAX];
@@ -364,7 +412,7 @@ static void write_note(struct wf_jo *j, const struct wf_crowd *c, const struct w
 
     wf_jo_obj(j, key);
     if (with_context)
-        wf_jo_str(j, "@context", WF_AS_CONTEXT);
+        context(j, a);
     wf_jo_str(j, "id", id);
     wf_jo_str(j, "type", question ? "Question" : "Note");
     wf_jo_str(j, "attributedTo", d.actor);
@@ -405,12 +453,12 @@ static void write_note(struct wf_jo *j, const struct wf_crowd *c, const struct w
 }
 
 /* The head every activity shares: {"@context", "id", "type", "actor". */
-static void head(struct wf_jo *j, const struct ids *d, const char *type, const char *key,
-                 int with_context)
+static void head(struct wf_jo *j, const struct wf_act_args *a, const struct ids *d,
+                 const char *type, const char *key, int with_context)
 {
     wf_jo_obj(j, key);
     if (with_context)
-        wf_jo_str(j, "@context", WF_AS_CONTEXT);
+        context(j, a);
     wf_jo_str(j, "id", d->id);
     wf_jo_str(j, "type", type);
     wf_jo_str(j, "actor", d->actor);
@@ -421,7 +469,7 @@ static void write_create(struct wf_jo *j, const struct wf_crowd *c, const struct
 {
     char when[32];
     wf_iso_time(a->published, when);
-    head(j, d, "Create", NULL, 1);
+    head(j, a, d, "Create", NULL, 1);
     wf_jo_str(j, "published", when);
     addressing(j, c, a, d);
     write_note(j, c, a, a->from.seq, "object", 0);
@@ -455,7 +503,7 @@ static void write_vote(struct wf_jo *j, const struct wf_crowd *c, const struct w
 {
     char when[32];
     wf_iso_time(a->published, when);
-    head(j, d, "Create", NULL, 1);
+    head(j, a, d, "Create", NULL, 1);
     wf_jo_str(j, "published", when);
     wf_jo_arr(j, "to");
     wf_jo_str(j, NULL, a->object_author);
@@ -471,13 +519,13 @@ static void write_reaction(struct wf_jo *j, const struct wf_crowd *c, const stru
     char when[32];
     wf_iso_time(a->published, when);
     if (a->kind == WF_ACT_LIKE) {
-        head(j, d, "Like", key, with_context);
+        head(j, a, d, "Like", key, with_context);
         wf_jo_str(j, "object", a->object_id);
         wf_jo_arr(j, "to");
         wf_jo_str(j, NULL, a->p.actor);
         wf_jo_end(j);
     } else if (a->kind == WF_ACT_ANNOUNCE) {
-        head(j, d, "Announce", key, with_context);
+        head(j, a, d, "Announce", key, with_context);
         wf_jo_str(j, "published", when);
         wf_jo_arr(j, "to");
         wf_jo_str(j, NULL, WF_AS_PUBLIC);
@@ -489,10 +537,12 @@ static void write_reaction(struct wf_jo *j, const struct wf_crowd *c, const stru
         wf_jo_end(j);
         wf_jo_str(j, "object", a->object_id);
     } else {
-        head(j, d, "EmojiReact", key, with_context);
+        head(j, a, d, "EmojiReact", key, with_context);
         wf_jo_str(j, "object", a->object_id);
+        /* Misskey reads _misskey_reaction first, Pleroma content */
         if (a->reaction) {
             wf_jo_str(j, "content", a->reaction);
+            wf_jo_str(j, "_misskey_reaction", a->reaction);
         } else {
             const char *e = wf_content_emoji(a->emoji);
             char name[WF_EMOJI_NAME_MAX + 2], url[WF_URL_MAX], id[WF_URL_MAX + 48];
@@ -500,6 +550,7 @@ static void write_reaction(struct wf_jo *j, const struct wf_crowd *c, const stru
             wf_emoji_url(c, a->from.instance, e, url);
             snprintf(id, sizeof(id), "%s/emoji/%s", d->base, e);
             wf_jo_str(j, "content", name);
+            wf_jo_str(j, "_misskey_reaction", name);
             wf_jo_arr(j, "tag");
             wf_jo_obj(j, NULL);
             wf_jo_str(j, "id", id);
@@ -525,7 +576,7 @@ static void write_follow(struct wf_jo *j, const struct wf_crowd *c, const struct
 {
     struct ids d;
     ids_of(c, f, &d);
-    head(j, &d, "Follow", key, with_context);
+    head(j, NULL, &d, "Follow", key, with_context);
     wf_jo_str(j, "object", p->actor);
     wf_jo_end(j);
 }
@@ -535,7 +586,7 @@ static void write_update_note(struct wf_jo *j, const struct wf_crowd *c,
 {
     char when[32];
     wf_iso_time(a->updated, when);
-    head(j, d, "Update", NULL, 1);
+    head(j, a, d, "Update", NULL, 1);
     wf_jo_str(j, "published", when);
     addressing(j, c, a, d);
     write_note(j, c, a, a->ref_seq, "object", 0);
@@ -547,7 +598,7 @@ static void write_delete(struct wf_jo *j, const struct wf_crowd *c, const struct
 {
     char note[WF_URL_MAX];
     wf_note_url(c, a->from.instance, a->from.actor, a->ref_seq, note);
-    head(j, d, "Delete", NULL, 1);
+    head(j, a, d, "Delete", NULL, 1);
     wf_jo_arr(j, "to");
     wf_jo_str(j, NULL, WF_AS_PUBLIC);
     wf_jo_end(j);
@@ -562,7 +613,7 @@ static void write_delete(struct wf_jo *j, const struct wf_crowd *c, const struct
 static void write_undo(struct wf_jo *j, const struct wf_crowd *c, const struct wf_act_args *a,
                        const struct ids *d)
 {
-    head(j, d, "Undo", NULL, 1);
+    head(j, a, d, "Undo", NULL, 1);
     if (a->kind == WF_ACT_UNDO_FOLLOW) {
         struct wf_act_from f = a->from;
         f.seq = a->follow_seq;
