@@ -363,7 +363,7 @@ static void attachments(struct wf_jo *j, const struct wf_crowd *c, const struct 
         wf_media_blurhash(m->id, hash);
         snprintf(alt, sizeof(alt), "A flood test image, %u by %u", m->width, m->height);
         wf_jo_obj(j, NULL);
-        wf_jo_str(j, "type", "Document");
+        wf_jo_str(j, "type", "Image"); /* an image; Mastodon and GoToSocial also take Document */
         wf_jo_str(j, "mediaType", "image/png");
         wf_jo_str(j, "url", url);
         wf_jo_str(j, "name", alt);
