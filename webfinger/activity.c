@@ -140,11 +140,21 @@ json_t *wf_act_update_actor(const struct wf_crowd *c, const struct wf_act_from *
     wf_activity_url(c, from->instance, from->actor, from->seq, id);
     wf_iso_time(published, when);
     /* Mastodon's own Update(Person): to Public; the actor's context (security terms)
-     * carried by the activity so publicKey keeps its meaning */
+     * carried by the activity so publicKey keeps its meaning, and the actor's terms beyond
+     * ActivityStreams declared inline as Mastodon does (ContextHelper), or a JSON-LD
+     * processor reads them as blank-node terms */
     json_t *ctx = json_object_get(actor_doc, "@context");
-    json_t *j = json_pack("{s:O,s:s,s:s,s:s,s:s,s:[s],s:o}", "@context",
-                          ctx ? ctx : json_string(WF_AS_CONTEXT), "id", id, "type", "Update",
-                          "actor", actor, "published", when, "to", WF_AS_PUBLIC, "object", doc);
+    json_t *context = json_is_array(ctx) ? json_deep_copy(ctx) : json_array();
+    if (!json_is_array(ctx))
+        json_array_append_new(
+            context, json_string(json_is_string(ctx) ? json_string_value(ctx) : WF_AS_CONTEXT));
+    json_array_append_new(context, json_pack("{s:s,s:s,s:s,s:s}", "manuallyApprovesFollowers",
+                                             "as:manuallyApprovesFollowers", "toot",
+                                             "http://joinmastodon.org/ns#", "discoverable",
+                                             "toot:discoverable", "indexable", "toot:indexable"));
+    json_t *j =
+        json_pack("{s:o,s:s,s:s,s:s,s:s,s:[s],s:o}", "@context", context, "id", id, "type",
+                  "Update", "actor", actor, "published", when, "to", WF_AS_PUBLIC, "object", doc);
     if (j && persona_actor)
         json_object_set_new(j, "cc", json_pack("[s]", persona_actor));
     if (!j)

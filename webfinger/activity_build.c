@@ -15,8 +15,10 @@
  * - Question: oneOf/anyOf items {type: Note, name, replies: {type: Collection,
  *   totalItems}}, endTime, votersCount. A vote: Create(Note) with `name` the option and
  *   inReplyTo the poll, no content (GoToSocial), to the poll's author.
- * - EmojiReact (Misskey, Pleroma): content a unicode emoji, or ":name:" with its Emoji tag
- *   (Misskey needs the tag for a custom one).
+ * - EmojiReact (Misskey, Pleroma): content (and Misskey's _misskey_reaction) a unicode
+ *   emoji, or ":name:" with its Emoji tag (Misskey needs the tag for a custom one).
+ * - "@context": the ActivityStreams URL, and an inline object declaring the extension terms
+ *   (as Mastodon writes them) in every document that uses one (ext_context).
  * - Undo: the undone activity embedded whole (Mastodon ignores an Undo given by id). */
 #include <inttypes.h>
 #include <stdio.h>
@@ -43,7 +45,8 @@ struct html {
     size_t len, cap;
 };
 
-static void h_raw(struct html *h, const char *s, size_t n)
+/* Room for n more bytes and the NUL. */
+static void h_reserve(struct html *h, size_t n)
 {
     if (h->len + n + 1 > h->cap) {
         size_t cap = h->cap ? h->cap : 1024;
@@ -52,6 +55,11 @@ static void h_raw(struct html *h, const char *s, size_t n)
         h->p = flood_xrealloc(h->p, cap);
         h->cap = cap;
     }
+}
+
+static void h_raw(struct html *h, const char *s, size_t n)
+{
+    h_reserve(h, n);
     memcpy(h->p + h->len, s, n);
     h->len += n;
     h->p[h->len] = '\0';
@@ -106,6 +114,52 @@ static void h_mention(struct html *h, const char *href, const char *name)
 
 /* ---- pieces ----------------------------------------------------------------------------- */
 
+/* The terms flood writes beyond ActivityStreams, declared inline as Mastodon does
+ * (ContextHelper::CONTEXT_EXTENSION_MAP; EmojiReact as Pleroma's litepub context, the
+ * reaction as Misskey's): without them a JSON-LD processor reads "sensitive" or "Hashtag"
+ * as blank-node terms ("@vocab": "_:" in the ActivityStreams context) or drops them. */
+static void ext_context(struct wf_jo *j)
+{
+    wf_jo_obj(j, NULL);
+    wf_jo_str(j, "sensitive", "as:sensitive");
+    wf_jo_str(j, "Hashtag", "as:Hashtag");
+    wf_jo_str(j, "toot", "http://joinmastodon.org/ns#");
+    wf_jo_str(j, "Emoji", "toot:Emoji");
+    wf_jo_str(j, "blurhash", "toot:blurhash");
+    wf_jo_str(j, "votersCount", "toot:votersCount");
+    wf_jo_str(j, "litepub", "http://litepub.social/ns#");
+    wf_jo_str(j, "EmojiReact", "litepub:EmojiReact");
+    wf_jo_str(j, "misskey", "https://misskey-hub.net/ns#");
+    wf_jo_str(j, "_misskey_reaction", "misskey:_misskey_reaction");
+    wf_jo_end(j);
+}
+
+/* Whether a's document uses a term of ext_context: a rich post (sensitive, Hashtag,
+ * Emoji, blurhash), a poll (votersCount), a reaction (EmojiReact) and its Undo. */
+static int uses_ext(const struct wf_act_args *a)
+{
+    enum wf_act_kind k = a->kind == WF_ACT_UNDO ? a->undo_kind : a->kind;
+    if (k == WF_ACT_QUESTION || k == WF_ACT_EMOJI_REACT)
+        return 1;
+    if (k == WF_ACT_VOTE || k == WF_ACT_DELETE_NOTE || a->kind == WF_ACT_UNDO)
+        return 0;
+    return (k == WF_ACT_CREATE || k == WF_ACT_NOTE || k == WF_ACT_UPDATE_NOTE) && a->post &&
+           !a->post->plain;
+}
+
+/* "@context": the ActivityStreams URL alone (the historical form), or with the terms. */
+static void context(struct wf_jo *j, const struct wf_act_args *a)
+{
+    if (!a || !uses_ext(a)) {
+        wf_jo_str(j, "@context", WF_AS_CONTEXT);
+        return;
+    }
+    wf_jo_arr(j, "@context");
+    wf_jo_str(j, NULL, WF_AS_CONTEXT);
+    ext_context(j);
+    wf_jo_end(j);
+}
+
 struct ids {
     char actor[WF_URL_MAX], id[WF_URL_MAX], followers[WF_URL_MAX + 16], base[WF_URL_MAX];
 };
@@ -144,12 +198,10 @@ static void rich_content(const struct wf_crowd *c, const struct wf_act_args *a, 
         h_mention(h, href, name);
         h_lit(h, " ");
     }
+    /* the words straight into the buffer, no copy */
     size_t cap = (size_t)post->length + 32;
-    char small[1024], *words = cap <= sizeof(small) ? small : flood_xmalloc(cap);
-    size_t n = wf_content_words(post, words, cap);
-    h_raw(h, words, n);
-    if (words != small)
-        free(words);
+    h_reserve(h, cap);
+    h->len += wf_content_words(post, h->p + h->len, cap);
     if (a->updated)
         h_lit(h, " (edited)");
     for (unsigned i = 0; i < post->n_emoji; i++) {
@@ -311,7 +363,7 @@ static void attachments(struct wf_jo *j, const struct wf_crowd *c, const struct 
         wf_media_blurhash(m->id, hash);
         snprintf(alt, sizeof(alt), "A flood test image, %u by %u", m->width, m->height);
         wf_jo_obj(j, NULL);
-        wf_jo_str(j, "type", "Document");
+        wf_jo_str(j, "type", "Image"); /* an image; Mastodon and GoToSocial also take Document */
         wf_jo_str(j, "mediaType", "image/png");
         wf_jo_str(j, "url", url);
         wf_jo_str(j, "name", alt);
@@ -360,7 +412,7 @@ static void write_note(struct wf_jo *j, const struct wf_crowd *c, const struct w
 
     wf_jo_obj(j, key);
     if (with_context)
-        wf_jo_str(j, "@context", WF_AS_CONTEXT);
+        context(j, a);
     wf_jo_str(j, "id", id);
     wf_jo_str(j, "type", question ? "Question" : "Note");
     wf_jo_str(j, "attributedTo", d.actor);
@@ -372,6 +424,8 @@ static void write_note(struct wf_jo *j, const struct wf_crowd *c, const struct w
         wf_jo_bool(j, "sensitive", post->cw);
     }
     struct html h = {0};
+    if (rich) /* one allocation: the words and about 256 bytes a part around them */
+        h_reserve(&h, post->length + 256 * (2 + post->n_mentions + post->n_tags + post->n_emoji));
     if (rich)
         rich_content(c, a, &d, &h);
     else
@@ -379,7 +433,8 @@ static void write_note(struct wf_jo *j, const struct wf_crowd *c, const struct w
     wf_jo_strn(j, "content", h.p, h.len);
     if (rich) {
         wf_jo_obj(j, "contentMap");
-        wf_jo_strn(j, wf_content_lang(post->lang), h.p, h.len);
+        /* the same text: its escaped form is copied, not escaped again */
+        wf_jo_strn_again(j, wf_content_lang(post->lang), h.p, h.len);
         wf_jo_end(j);
     }
     free(h.p);
@@ -398,12 +453,12 @@ static void write_note(struct wf_jo *j, const struct wf_crowd *c, const struct w
 }
 
 /* The head every activity shares: {"@context", "id", "type", "actor". */
-static void head(struct wf_jo *j, const struct ids *d, const char *type, const char *key,
-                 int with_context)
+static void head(struct wf_jo *j, const struct wf_act_args *a, const struct ids *d,
+                 const char *type, const char *key, int with_context)
 {
     wf_jo_obj(j, key);
     if (with_context)
-        wf_jo_str(j, "@context", WF_AS_CONTEXT);
+        context(j, a);
     wf_jo_str(j, "id", d->id);
     wf_jo_str(j, "type", type);
     wf_jo_str(j, "actor", d->actor);
@@ -414,7 +469,7 @@ static void write_create(struct wf_jo *j, const struct wf_crowd *c, const struct
 {
     char when[32];
     wf_iso_time(a->published, when);
-    head(j, d, "Create", NULL, 1);
+    head(j, a, d, "Create", NULL, 1);
     wf_jo_str(j, "published", when);
     addressing(j, c, a, d);
     write_note(j, c, a, a->from.seq, "object", 0);
@@ -448,7 +503,7 @@ static void write_vote(struct wf_jo *j, const struct wf_crowd *c, const struct w
 {
     char when[32];
     wf_iso_time(a->published, when);
-    head(j, d, "Create", NULL, 1);
+    head(j, a, d, "Create", NULL, 1);
     wf_jo_str(j, "published", when);
     wf_jo_arr(j, "to");
     wf_jo_str(j, NULL, a->object_author);
@@ -464,13 +519,13 @@ static void write_reaction(struct wf_jo *j, const struct wf_crowd *c, const stru
     char when[32];
     wf_iso_time(a->published, when);
     if (a->kind == WF_ACT_LIKE) {
-        head(j, d, "Like", key, with_context);
+        head(j, a, d, "Like", key, with_context);
         wf_jo_str(j, "object", a->object_id);
         wf_jo_arr(j, "to");
         wf_jo_str(j, NULL, a->p.actor);
         wf_jo_end(j);
     } else if (a->kind == WF_ACT_ANNOUNCE) {
-        head(j, d, "Announce", key, with_context);
+        head(j, a, d, "Announce", key, with_context);
         wf_jo_str(j, "published", when);
         wf_jo_arr(j, "to");
         wf_jo_str(j, NULL, WF_AS_PUBLIC);
@@ -482,10 +537,12 @@ static void write_reaction(struct wf_jo *j, const struct wf_crowd *c, const stru
         wf_jo_end(j);
         wf_jo_str(j, "object", a->object_id);
     } else {
-        head(j, d, "EmojiReact", key, with_context);
+        head(j, a, d, "EmojiReact", key, with_context);
         wf_jo_str(j, "object", a->object_id);
+        /* Misskey reads _misskey_reaction first, Pleroma content */
         if (a->reaction) {
             wf_jo_str(j, "content", a->reaction);
+            wf_jo_str(j, "_misskey_reaction", a->reaction);
         } else {
             const char *e = wf_content_emoji(a->emoji);
             char name[WF_EMOJI_NAME_MAX + 2], url[WF_URL_MAX], id[WF_URL_MAX + 48];
@@ -493,6 +550,7 @@ static void write_reaction(struct wf_jo *j, const struct wf_crowd *c, const stru
             wf_emoji_url(c, a->from.instance, e, url);
             snprintf(id, sizeof(id), "%s/emoji/%s", d->base, e);
             wf_jo_str(j, "content", name);
+            wf_jo_str(j, "_misskey_reaction", name);
             wf_jo_arr(j, "tag");
             wf_jo_obj(j, NULL);
             wf_jo_str(j, "id", id);
@@ -518,7 +576,7 @@ static void write_follow(struct wf_jo *j, const struct wf_crowd *c, const struct
 {
     struct ids d;
     ids_of(c, f, &d);
-    head(j, &d, "Follow", key, with_context);
+    head(j, NULL, &d, "Follow", key, with_context);
     wf_jo_str(j, "object", p->actor);
     wf_jo_end(j);
 }
@@ -528,7 +586,7 @@ static void write_update_note(struct wf_jo *j, const struct wf_crowd *c,
 {
     char when[32];
     wf_iso_time(a->updated, when);
-    head(j, d, "Update", NULL, 1);
+    head(j, a, d, "Update", NULL, 1);
     wf_jo_str(j, "published", when);
     addressing(j, c, a, d);
     write_note(j, c, a, a->ref_seq, "object", 0);
@@ -540,7 +598,7 @@ static void write_delete(struct wf_jo *j, const struct wf_crowd *c, const struct
 {
     char note[WF_URL_MAX];
     wf_note_url(c, a->from.instance, a->from.actor, a->ref_seq, note);
-    head(j, d, "Delete", NULL, 1);
+    head(j, a, d, "Delete", NULL, 1);
     wf_jo_arr(j, "to");
     wf_jo_str(j, NULL, WF_AS_PUBLIC);
     wf_jo_end(j);
@@ -555,7 +613,7 @@ static void write_delete(struct wf_jo *j, const struct wf_crowd *c, const struct
 static void write_undo(struct wf_jo *j, const struct wf_crowd *c, const struct wf_act_args *a,
                        const struct ids *d)
 {
-    head(j, d, "Undo", NULL, 1);
+    head(j, a, d, "Undo", NULL, 1);
     if (a->kind == WF_ACT_UNDO_FOLLOW) {
         struct wf_act_from f = a->from;
         f.seq = a->follow_seq;
@@ -667,8 +725,13 @@ char *wf_act_text(const struct wf_crowd *c, const struct wf_act_args *a, size_t 
 {
     if (check_args(a, err) < 0)
         return NULL;
+    /* room for the text twice (content, contentMap) and the parts: no regrowth */
+    size_t hint = 2048;
+    if (a->post && !a->post->plain)
+        hint += 2 * (size_t)a->post->length +
+                512 * (a->post->n_mentions + a->post->n_tags + a->post->n_emoji + a->post->n_media);
     struct wf_jo j;
-    wf_jo_init(&j, 0, 2048);
+    wf_jo_init(&j, 0, hint);
     build(&j, c, a);
     char *t = wf_jo_text(&j, len);
     if (!t)

@@ -71,16 +71,46 @@ size_t wf_utf8_len(const unsigned char *s)
     return n;
 }
 
+/* Bytes copied as they are: printable ASCII but '"' and '\\'. */
+static int plain_byte(unsigned c)
+{
+    return c >= 0x20 && c < 0x80 && c != '"' && c != '\\';
+}
+
+/* Bytes of s[0..n) before the first that is not plain_byte, eight at a time: a word has
+ * such a byte when one of its bytes has the high bit, is below 0x20, or equals '"' or
+ * '\\' (the "has a zero byte" test of each, on the word xored with the byte repeated). */
+static size_t plain_run(const unsigned char *s, size_t n)
+{
+    const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t x;
+        memcpy(&x, s + i, 8);
+        uint64_t q = x ^ (ones * '"'), b = x ^ (ones * '\\');
+        uint64_t bad = x | ((x - ones * 0x20) & ~x) | ((q - ones) & ~q) | ((b - ones) & ~b);
+        if (bad & highs)
+            break;
+    }
+    while (i < n && plain_byte(s[i]))
+        i++;
+    return i;
+}
+
 /* A JSON string of n bytes. -1 when it is not UTF-8 (or holds a NUL). */
 static int text_str(struct wf_jo *j, const char *s, size_t n)
 {
     const unsigned char *u = (const unsigned char *)s, *end = u + n;
-    need(j, n + 2);
+    size_t fast = plain_run(u, n);
+    need(j, fast + 2);
     j->p[j->len++] = '"';
+    memcpy(j->p + j->len, s, fast);
+    j->len += fast;
+    j->p[j->len] = '\0';
+    u += fast;
     while (u < end) {
         const unsigned char *run = u;
-        while (u < end && *u >= 0x20 && *u < 0x80 && *u != '"' && *u != '\\')
-            u++;
+        u += plain_run(u, (size_t)(end - u));
         if (u > run) {
             raw(j, (const char *)run, (size_t)(u - run));
             continue;
@@ -217,8 +247,28 @@ void wf_jo_strn(struct wf_jo *j, const char *key, const char *v, size_t n)
         return;
     }
     text_key(j, key);
-    if (text_str(j, v, n) < 0)
+    size_t off = j->len;
+    if (text_str(j, v, n) < 0) {
         j->bad = 1;
+        return;
+    }
+    j->last_src = v;
+    j->last_n = n;
+    j->last_off = off;
+    j->last_len = j->len - off;
+}
+
+void wf_jo_strn_again(struct wf_jo *j, const char *key, const char *v, size_t n)
+{
+    if (j->tree || j->bad || !v || v != j->last_src || n != j->last_n) {
+        wf_jo_strn(j, key, v, n);
+        return;
+    }
+    text_key(j, key);
+    need(j, j->last_len);
+    memcpy(j->p + j->len, j->p + j->last_off, j->last_len);
+    j->len += j->last_len;
+    j->p[j->len] = '\0';
 }
 
 void wf_jo_str(struct wf_jo *j, const char *key, const char *v)

@@ -25,6 +25,8 @@ struct wf_jo {
     size_t len, cap;
     int first[WF_JO_DEPTH]; /* no member written yet at this depth */
     char obj[WF_JO_DEPTH];  /* the container at this depth is an object */
+    const char *last_src;   /* the last string written: its source, bytes, and where its */
+    size_t last_n, last_off, last_len; /* escaped form (with quotes) is in p */
     /* tree */
     json_t *root;
     json_t *stack[WF_JO_DEPTH];
@@ -39,6 +41,9 @@ void wf_jo_end(struct wf_jo *j);
 void wf_jo_str(struct wf_jo *j, const char *key, const char *v);
 /* A string of n bytes (may hold no NUL). */
 void wf_jo_strn(struct wf_jo *j, const char *key, const char *v, size_t n);
+/* The same string as the last wf_jo_strn(j, ..., v, n) (same pointer and length) again:
+ * the text backend copies its escaped form instead of escaping it twice (contentMap). */
+void wf_jo_strn_again(struct wf_jo *j, const char *key, const char *v, size_t n);
 void wf_jo_int(struct wf_jo *j, const char *key, int64_t v);
 void wf_jo_bool(struct wf_jo *j, const char *key, int v);
 /* Finish: the tree (new reference) or NULL when bad; wf_jo_text gives the text (new

@@ -108,10 +108,10 @@ static void kind_rules(void)
     CHECK(same_text(&a, &c) && c, "rich Create builds");
     json_t *note = json_object_get(c, "object");
     const json_t *att = json_array_get(json_object_get(note, "attachment"), 0);
-    CHECK(!strcmp(str(att, "type"), "Document") && !strcmp(str(att, "mediaType"), "image/png") &&
+    CHECK(!strcmp(str(att, "type"), "Image") && !strcmp(str(att, "mediaType"), "image/png") &&
               strstr(str(att, "url"), "https://flood2.test/media/") && str(att, "blurhash")[0] &&
               json_integer_value(json_object_get(att, "width")) > 0,
-          "attachment: Document, image/png, a media URL, blurhash, width");
+          "attachment: Image, image/png, a media URL, blurhash, width");
     CHECK(strstr(str(note, "content"), "href=\"https://flood2.test/pages/") != NULL,
           "content links a crowd page");
     int mention = 0, hashtag = 0, emoji = 0;
