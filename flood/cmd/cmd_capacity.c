@@ -34,6 +34,7 @@
 struct cap_opts {
     double start, max_rate, factor, hold_s, cooldown_s, margin, warmup_s;
     int refine;
+    int confirm; /* a step that breaks a limit runs again (majority of up to three) */
     struct cap_limits lim;
     const char *stats_url, *queue_path, *probe_cmd, *out;
     double drain_below;
@@ -265,9 +266,10 @@ static int step(struct cap_opts *o, double rate, struct cap_step *s, int index, 
                     "flood: capacity: the target's queue did not drain within %.0f s "
                     "after %.6g/s; going on\n",
                     o->cooldown_s, rate);
-        /* a first failure at the first rate is confirmed: nothing below it was seen */
+        /* a failure is confirmed (a target starved for a moment is not a verdict), and so is
+         * a failure at the first rate: nothing below it was seen */
         if (passes == 2 || fails == 2 ||
-            (r == 0 && !cap_close(&one, o->margin) && !(confirm && !one.pass)))
+            (r == 0 && !cap_close(&one, o->margin) && !(!one.pass && (confirm || o->confirm))))
             break;
     }
     s->pass = passes > fails;
@@ -314,6 +316,8 @@ static const char cap_help[] =
     "  --hold D             each step's length (default 20s): long enough for a queue to show\n"
     "  --tail P%            the judged part: the last P% of the hold (default 50%)\n"
     "  --repeat-margin P%   a step within P% of a limit runs again (default 10%)\n"
+    "  --confirm yes|no     a step that breaks a limit runs again, and the majority of up to\n"
+    "                       three decides (default yes: a moment's starvation is no verdict)\n"
     "  --warmup D           first a run this long at --start, not judged, so the target\n"
     "                       has fetched the crowd's keys before the search (default 5s; 0: none)\n"
     "  --cooldown D         the longest wait for the queue to drain, and each run's\n"
@@ -360,6 +364,7 @@ enum {
     CAP_OPT_DRAIN_BELOW,
     CAP_OPT_OUT,
     CAP_OPT_WARMUP,
+    CAP_OPT_CONFIRM,
 };
 
 static const struct {
@@ -384,6 +389,7 @@ static const struct {
     {"drain-below", CAP_OPT_DRAIN_BELOW},
     {"out", CAP_OPT_OUT},
     {"warmup", CAP_OPT_WARMUP},
+    {"confirm", CAP_OPT_CONFIRM},
 };
 
 /* A number >= min (with an optional % making it a share). */
@@ -434,6 +440,10 @@ static int cap_opt(struct cap_opts *o, int id, const char *arg, struct flood_err
         break;
     case CAP_OPT_DRAIN_BELOW:
         bad = number(arg, 0, 0, &o->drain_below);
+        break;
+    case CAP_OPT_CONFIRM:
+        bad = strcmp(arg, "yes") && strcmp(arg, "no");
+        o->confirm = !strcmp(arg, "yes");
         break;
     case CAP_OPT_WARMUP:
         if (sched_parse_duration(arg, &o->warmup_s, e))

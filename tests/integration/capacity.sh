@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # flood capacity against the reference target, whose capacity is known by construction:
 # with --workers W --work-ms M it processes at most W x 1000 / M activities a second.
-# Kept short for make check (W x 1000 / M of 10 and 20 a second, 6 s holds); make bench
+# Kept short for make check (W x 1000 / M of 5 and 10 a second, 6 s holds, rates low enough
+# that the target's own CPU is not what limits it on two busy cores); make bench
 # runs the long version (scripts/bench_capacity.sh). Checked: the verdict within 15% of the
 # construction figure, judged by the target's queue (--stats-url); without a queue source
 # the verdict comes from Follow-to-Accept alone and moves with --work-ms while every answer
@@ -59,12 +60,12 @@ within() {
     check $? "sustained $got/s, within 15% of $2/s"
 }
 
-# 1. W=1, M=100: 10/s, judged by the queue
-start_target 1 100
-check $? "the reference target starts (1 worker, 100 ms an activity)"
-capacity "$T_TMP/c1" --stats-url "http://127.0.0.1:$TPORT/stats" --start 5 --factor 2 --refine 3
+# 1. W=1, M=200: 5/s, judged by the queue
+start_target 1 200
+check $? "the reference target starts (1 worker, 200 ms an activity)"
+capacity "$T_TMP/c1" --stats-url "http://127.0.0.1:$TPORT/stats" --start 2.5 --factor 2 --refine 3
 expect_eq "$CAP_RC" 0 "flood capacity exits 0"
-within "$T_TMP/c1" 10
+within "$T_TMP/c1" 5
 grep -q '^sustains .*/s (.*); at .*/s .* breaks the .* limit$' "$T_TMP/c1.stdout"
 check $? "one verdict line: what it sustains, and what broke above it"
 [ "$(jq -r .broke_first "$T_TMP/c1/capacity.json")" = queue ]
@@ -81,11 +82,17 @@ grep -q '<svg id="plot-capacity"' "$T_TMP/c1/capacity.html" &&
 check $? "capacity.html: the chart, nothing loaded from anywhere"
 stop_target
 
-# 2. no queue source: Follow-to-Accept alone, moving with --work-ms, every answer 202
-for m in 100 50; do
+# 2. no queue source: Follow-to-Accept alone, moving with --work-ms, every answer 202. The
+# limit (2 s) leaves room for the target's own Accept delivery on busy cores; the 10 s hold
+# lets a queue growing 15% past capacity reach it. Judging logic, not memory safety: the
+# sanitized round runs the C paths in part 1 and skips this longer part.
+rounds="200 100"
+[ "${FLOOD_ROUND:-plain}" = san ] && rounds=""
+[ -z "$rounds" ] && check 0 "Follow-to-Accept alone, by --work-ms # SKIP in the sanitized round (part 1 covers the code)"
+for m in $rounds; do
     want=$((1000 / m))
     start_target 1 "$m"
-    capacity "$T_TMP/f$m" --max-f2a 1s --start 5 --factor 2 --refine 3
+    capacity "$T_TMP/f$m" --max-f2a 2s --hold 10s --start "$((want / 2))" --factor 2 --refine 3
     expect_eq "$CAP_RC" 0 "--work-ms $m, no queue source: exits 0"
     within "$T_TMP/f$m" "$want"
     [ "$(jq -r .broke_first "$T_TMP/f$m/capacity.json")" = f2a ]
