@@ -339,6 +339,9 @@ static const char cap_help[] =
     "Results:\n"
     "  --out DIR            capacity.json, capacity.html, steps/NN-RATE/ (each step's run\n"
     "                       folder) and NN-RATE.log (default out/capacity-YYYYMMDDTHHMMSSZ)\n"
+    "  --dashboard ADDR:PORT (flood run's, passed to every step) each step's run serves the\n"
+    "                       live page there in turn (a fixed port); an open page follows\n"
+    "                       from step to step, starting over with each one's second 0\n"
     "  -h, --help           this help\n"
     "\n"
     "Prints a line a step and the verdict, e.g. 'sustains 212/s (p99 180 ms, errors 0.0%,\n"
@@ -541,8 +544,10 @@ static int cap_parse(int argc, char **argv, struct cap_opts *o)
 }
 
 /* Check the flood run options once, before any step: a typo is a usage error now, not a
- * failed first step. 0, or 2 with the error printed (as flood run prints it). */
-static int check_pass(const struct cap_opts *o)
+ * failed first step. 0, or 2 with the error printed (as flood run prints it). *dashboard:
+ * the steps' --dashboard address (borrowed from argv), or NULL: each step's run binds it
+ * in turn, so its port must be fixed. */
+static int check_pass(const struct cap_opts *o, const char **dashboard)
 {
     char *args[CAP_ARGS_MAX + 8];
     int n = 0;
@@ -558,6 +563,13 @@ static int check_pass(const struct cap_opts *o)
     int rc = run_opts_parse(n, args, &ro, &co, io);
     if (rc == 0 && !ro.inbox && !ro.n_personas) {
         fprintf(stderr, "flood: capacity: no target: give --inbox URL or --persona\n");
+        rc = 2;
+    }
+    *dashboard = rc == 0 ? ro.dashboard : NULL;
+    const char *port = *dashboard ? strrchr(*dashboard, ':') : NULL;
+    if (port && atoi(port + 1) == 0) {
+        fprintf(stderr, "flood: capacity: --dashboard needs a fixed port, not 0 (each step's "
+                        "run serves the page there in turn)\n");
         rc = 2;
     }
     run_opts_free(&ro);
@@ -590,7 +602,8 @@ int cmd_capacity(int argc, char **argv)
     int rc = cap_parse(argc, argv, &o);
     if (rc)
         return rc == 1 ? 0 : 2;
-    if (check_pass(&o))
+    const char *dashboard = NULL;
+    if (check_pass(&o, &dashboard))
         return 2;
     o.lim.hold_s = o.hold_s;
     char outdir[256];
@@ -607,6 +620,12 @@ int cmd_capacity(int argc, char **argv)
     if (fs_mkdir_p(steps_dir, 0755, "capacity: results folder", &err)) {
         fprintf(stderr, "flood: %s\n", err.msg);
         return 1;
+    }
+    if (dashboard) {
+        printf("dashboard: http://%s/ (each step's run serves it in turn; an open page follows "
+               "the steps)\n",
+               dashboard);
+        fflush(stdout);
     }
     curl_global_init(CURL_GLOBAL_DEFAULT);
     struct sigaction sa = {.sa_handler = on_signal};

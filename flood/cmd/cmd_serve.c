@@ -11,18 +11,28 @@
 #include "flood/cmd/cli.h"
 #include "flood/cmd/cmd.h"
 #include "flood/crowd/crowd.h"
+#include "flood/dash/dash.h"
 #include "flood/inbound/inbound.h"
 #include "flood/measure/fetches.h"
 #include "flood/report/metrics.h"
 #include "flood/crowd/server.h"
 
-enum { SERVE_OPT_HELP = 'h', SERVE_OPT_EXIT_AFTER = 500, SERVE_OPT_QUIET, SERVE_OPT_METRICS };
+enum {
+    SERVE_OPT_HELP = 'h',
+    SERVE_OPT_EXIT_AFTER = 500,
+    SERVE_OPT_QUIET,
+    SERVE_OPT_METRICS,
+    SERVE_OPT_DASHBOARD,
+    SERVE_OPT_DASHBOARD_TOKEN
+};
 
 static const struct option serve_own_options[] = {
     {"help", no_argument, NULL, SERVE_OPT_HELP},
     {"exit-after", required_argument, NULL, SERVE_OPT_EXIT_AFTER},
     {"quiet", no_argument, NULL, SERVE_OPT_QUIET},
     {"metrics", required_argument, NULL, SERVE_OPT_METRICS},
+    {"dashboard", required_argument, NULL, SERVE_OPT_DASHBOARD},
+    {"dashboard-token", required_argument, NULL, SERVE_OPT_DASHBOARD_TOKEN},
     {NULL, 0, NULL, 0},
 };
 
@@ -35,6 +45,12 @@ static void serve_usage(FILE *f)
                "  --exit-after S       stop by itself after S seconds\n"
                "  --quiet              no progress lines on stderr\n"
                "  --metrics ADDR:PORT  serve Prometheus metrics at http://ADDR:PORT/metrics\n"
+               "  --dashboard ADDR:PORT  a live page at http://ADDR:PORT/ of what the crowd\n"
+               "                       sees each second (deliveries by type, Accepts sent, the\n"
+               "                       target's fetches by kind and bytes, requests, faults),\n"
+               "                       with fault switches; loopback only unless a token is set\n"
+               "  --dashboard-token T  require T (Authorization: Bearer T or ?token=T) and serve\n"
+               "                       non-loopback clients too\n"
                "  -h, --help           this help\n\n");
     fputs(crowd_options_help, f);
     fputc('\n', f);
@@ -44,6 +60,7 @@ static void serve_usage(FILE *f)
 static long serve_exit_after;
 static int serve_quiet;
 static const char *serve_metrics;
+static const char *serve_dashboard, *serve_dashboard_token;
 
 /* The server's hooks share one ctx: the inbound side and the fetch accounting. */
 struct serve_ctx {
@@ -111,8 +128,81 @@ static int serve_own(void *ctx, int id, const char *arg)
         serve_metrics = arg;
         return 0;
     }
+    case SERVE_OPT_DASHBOARD: {
+        struct flood_err err = {0};
+        if (dash_check_addr(arg, &err)) {
+            fprintf(stderr, "flood: serve: --dashboard: %s\n", err.msg);
+            return -1;
+        }
+        serve_dashboard = arg;
+        return 0;
+    }
+    case SERVE_OPT_DASHBOARD_TOKEN:
+        serve_dashboard_token = arg;
+        return 0;
     }
     return -1;
+}
+
+static int64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* --dashboard: the page's listener, fed by serve_wait; prints its URL. */
+static struct dash *serve_dash_start(const struct crowd_opts *co, struct inbound *in,
+                                     struct fetches *f, struct server *srv, struct dash_crowd **dc,
+                                     struct flood_err *err)
+{
+    char title[300];
+    snprintf(title, sizeof(title), "flood serve: %d instances of %d actors on %s", co->instances,
+             co->actors, server_address(srv));
+    struct dash_opts dop = {.addr = serve_dashboard,
+                            .token = serve_dashboard_token,
+                            .title = title,
+                            .in = in,
+                            .crowd = 1};
+    struct dash *d = dash_start(&dop, err);
+    if (!d)
+        return NULL;
+    *dc = dash_crowd_new(in, f, srv);
+    /* the URL goes to stderr and stdout: a person reads one, a script the other */
+    fprintf(stderr, "flood: serve: dashboard on http://%s/%s%s\n", dash_address(d),
+            serve_dashboard_token ? "?token=" : "",
+            serve_dashboard_token ? serve_dashboard_token : "");
+    printf("dashboard: http://%s/\n", dash_address(d));
+    return d;
+}
+
+/* Until SIGINT/SIGTERM (or --exit-after): with a dashboard, a row of the crowd's second at
+ * the end of each second from now. */
+static void serve_wait(const sigset_t *set, struct dash *dash, struct dash_crowd *dc)
+{
+    int64_t t0 = mono_ns(), end = serve_exit_after > 0 ? t0 + serve_exit_after * 1000000000LL : 0;
+    size_t t = 0;
+    if (dash)
+        dash_set_start(dash, t0);
+    for (;;) {
+        int64_t now = mono_ns();
+        if (end && now >= end)
+            return;
+        int64_t until = end ? end : now + 3600 * 1000000000LL;
+        if (dash && t0 + (int64_t)(t + 1) * 1000000000LL < until)
+            until = t0 + (int64_t)(t + 1) * 1000000000LL;
+        if (until > now) {
+            int64_t w = until - now;
+            struct timespec ts = {.tv_sec = w / 1000000000, .tv_nsec = w % 1000000000};
+            int sig = sigtimedwait(set, NULL, &ts);
+            if (sig > 0)
+                return;
+            if (sig < 0 && errno != EAGAIN && errno != EINTR)
+                return;
+        }
+        while (dash && mono_ns() >= t0 + (int64_t)(t + 1) * 1000000000LL)
+            dash_push_json(dash, dash_crowd_row(dc, t++));
+    }
 }
 
 int cmd_serve(int argc, char **argv)
@@ -153,6 +243,8 @@ int cmd_serve(int argc, char **argv)
     struct server *srv = NULL;
     struct metrics_pub *mpub = NULL;
     struct metrics *mtr = NULL;
+    struct dash *dash = NULL;
+    struct dash_crowd *dc = NULL;
     struct serve_ctx sctx = {.fetches = fetches_new()};
     if (!crowd)
         goto fail;
@@ -174,6 +266,8 @@ int cmd_serve(int argc, char **argv)
             goto fail;
         printf("metrics on http://%s/metrics\n", metrics_address(mtr));
     }
+    if (serve_dashboard && !(dash = serve_dash_start(&co, in, sctx.fetches, srv, &dc, &err)))
+        goto fail;
     printf("listening on %s://%s\n", co.tls ? "https" : "http", server_address(srv));
     char warn[512];
     if (crowd_port_warning(&co, server_port(srv), warn, sizeof(warn)))
@@ -182,16 +276,12 @@ int cmd_serve(int argc, char **argv)
         printf("tls: CA certificate %s\n", crowd->ca_path);
     fflush(stdout);
 
-    if (serve_exit_after > 0) {
-        struct timespec ts = {.tv_sec = serve_exit_after};
-        while (sigtimedwait(&set, NULL, &ts) < 0 && errno == EINTR)
-            ;
-    } else {
-        int sig;
-        sigwait(&set, &sig);
-    }
+    serve_wait(&set, dash, dc);
     struct server_stats st;
     server_get_stats(srv, &st);
+    dash_finish(dash, NULL);
+    dash_stop(dash);
+    dash_crowd_free(dc);
     metrics_stop(mtr);
     metrics_pub_free(mpub);
     server_stop(srv);
@@ -210,6 +300,8 @@ int cmd_serve(int argc, char **argv)
     return 0;
 fail:
     fprintf(stderr, "flood: serve: %s\n", err.msg);
+    dash_stop(dash);
+    dash_crowd_free(dc);
     metrics_stop(mtr);
     metrics_pub_free(mpub);
     server_stop(srv);

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "flood/report/results.h"
 
@@ -24,7 +25,8 @@ struct stream {
     struct dash *d;
     size_t next_t;    /* the next row to send */
     uint64_t steer_n; /* changes sent */
-    char *buf;        /* what is being written */
+    int hello_sent;
+    char *buf; /* what is being written */
     size_t len, off;
     int end_sent;
     time_t last_write;
@@ -42,18 +44,25 @@ static void stream_put(struct stream *s, char *text)
 static char *next_event(struct stream *s)
 {
     struct dash *d = s->d;
+    if (!s->hello_sent) { /* first: which dashboard this is (a new one: the page starts over) */
+        s->hello_sent = 1;
+        json_t *o = json_pack("{s:s, s:s, s:b}", "instance", d->instance, "title", d->title,
+                              "crowd", d->crowd);
+        char *j = json_dumps(o, JSON_COMPACT);
+        json_decref(o);
+        char *ev = flood_xasprintf("event: hello\ndata: %s\n\n", j ? j : "{}");
+        free(j);
+        return ev;
+    }
     if (d->n_rows > DASH_RING && s->next_t < d->n_rows - DASH_RING)
         s->next_t = d->n_rows - DASH_RING; /* what was dropped is gone: catch up from here */
     if (s->next_t < d->n_rows) {
         size_t t = s->next_t++;
         return flood_xasprintf("id: %zu\nevent: row\ndata: %s\n\n", t, d->rows[t % DASH_RING]);
     }
-    if (d->steer && steer_count(d->steer) > s->steer_n) {
-        size_t n = 0;
-        struct steer_change *log = steer_log(d->steer, &n);
-        s->steer_n = steer_count(d->steer);
-        free(log);
-        json_t *a = results_steering_json(d->steer);
+    if (steer_count(d->log) > s->steer_n) {
+        s->steer_n = steer_count(d->log);
+        json_t *a = results_steering_json(d->log);
         char *j = json_dumps(a, JSON_COMPACT);
         json_decref(a);
         char *ev = flood_xasprintf("event: steering\ndata: %s\n\n", j ? j : "[]");
@@ -113,10 +122,14 @@ static enum MHD_Result stream_start(struct dash *d, struct MHD_Connection *c)
     struct stream *s = flood_xcalloc(1, sizeof(*s));
     s->d = d;
     s->last_write = time(NULL);
-    /* a reconnecting page says where it was: the EventSource's Last-Event-ID, or ?from= */
+    /* a reconnecting page says where it was: the EventSource's Last-Event-ID, or ?from=;
+     * with ?inst= another dashboard's (the last step of flood capacity), it starts at 0 */
     const char *last = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Last-Event-ID");
     const char *from = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "from");
-    if (from)
+    const char *inst = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "inst");
+    if (inst && strcmp(inst, d->instance))
+        s->next_t = 0;
+    else if (from)
         s->next_t = strtoull(from, NULL, 10);
     else if (last)
         s->next_t = strtoull(last, NULL, 10) + 1;
@@ -292,7 +305,14 @@ struct dash *dash_start(const struct dash_opts *o, struct flood_err *err)
     struct dash *d = flood_xcalloc(1, sizeof(*d));
     d->token = o->token && o->token[0] ? flood_xstrdup(o->token) : NULL;
     d->title = flood_xstrdup(o->title ? o->title : "flood");
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    snprintf(d->instance, sizeof(d->instance), "%lx-%llx", (unsigned long)getpid(),
+             (unsigned long long)now.tv_sec * 1000000000ULL + (unsigned long long)now.tv_nsec);
     d->steer = o->steer;
+    d->own_log = o->steer ? NULL : steer_new();
+    d->log = o->steer ? o->steer : d->own_log;
+    d->crowd = o->crowd;
     d->in = o->in;
     pthread_mutex_init(&d->lock, NULL);
     pthread_condattr_t ca;
@@ -417,6 +437,7 @@ void dash_stop(struct dash *d)
     pthread_mutex_destroy(&d->lock);
     pthread_cond_destroy(&d->cond);
     free(d->report_path);
+    steer_free(d->own_log);
     free(d->token);
     free(d->title);
     free(d);

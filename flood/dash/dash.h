@@ -4,8 +4,11 @@
  * (the rows run.json's "series" gets, results_series_row), and a small JSON API that steers
  * the run: GET /api/state, POST /api/rate {"rate": R, "ramp_s": S}, /api/pause,
  * /api/resume, /api/stop, /api/fault {"instance": "flood3", "spec": "delay=2s", "on": true}.
- * Without a token only loopback clients are served; with one, every request must carry it
- * (Authorization: Bearer TOKEN, or ?token=TOKEN).
+ * The stream's first event, "hello", names this listener ({"instance", "title", "crowd"}):
+ * flood capacity's steps bind the same address in turn, and a page that finds another
+ * instance there (its /events?inst=ID, or /api/state's "instance") starts over from the
+ * new run's second 0. Without a token only loopback clients are served; with one, every request
+ * must carry it (Authorization: Bearer TOKEN, or ?token=TOKEN).
  *
  * Threads: the sender's event loop owns the stats; once a second it hands the dashboard a
  * copy of each second it closed (dash_push) into a bounded ring under the dashboard's lock;
@@ -13,15 +16,22 @@
  * steer queue (only the loop changes the schedule); faults are switched on the inbound
  * side's atomic switches directly.
  *
- * The room flood/dash/: the dashboard's server (dash.c), its API (dash_api.c) and its page
- * (dash_page.c). It calls report/ (the series rows, the colours), inbound/ (faults),
- * send/ (steering), measure/, core/ and sign/; only the commands call it. */
+ * flood serve --dashboard has no sender: its rows are the crowd's (dash_crowd.c), pushed
+ * by the command once a second; the page hides the rate controls and keeps the fault
+ * switches, whose changes the dashboard logs itself (marks on the charts).
+ *
+ * The room flood/dash/: the dashboard's server (dash.c), its API (dash_api.c), its page
+ * (dash_page.c) and a crowd's rows (dash_crowd.c). It calls report/ (the series rows, the
+ * colours), inbound/ (faults, deliveries), send/ (steering), measure/ (fetches), crowd/
+ * (the server's counts), core/ and sign/; only the commands call it. */
 #ifndef FLOOD_DASH_H
 #define FLOOD_DASH_H
 
 #include <stdint.h>
 
+#include "flood/crowd/server.h"
 #include "flood/inbound/inbound.h"
+#include "flood/measure/fetches.h"
 #include "flood/measure/stats.h"
 #include "flood/send/steer.h"
 #include "sign/err.h"
@@ -34,6 +44,7 @@ struct dash_opts {
     const char *title;   /* shown on the page (borrowed, copied) */
     struct steer *steer; /* borrowed, may be NULL (no rate controls: flood serve) */
     struct inbound *in;  /* borrowed, may be NULL (no fault switches) */
+    int crowd;           /* the rows are a crowd's (flood serve: dash_crowd_row), not a run's */
 };
 
 struct dash;
@@ -51,7 +62,18 @@ void dash_push(struct dash *d, const struct stats *st);
 /* Rows of a crowd without a sender (flood serve): one second's figures as a JSON object
  * (a new reference; stolen). */
 void dash_push_json(struct dash *d, json_t *row);
-/* The run is over: the page says so and links to report_path (served at /report.html). */
+/* A crowd's rows (flood serve --dashboard): its running totals (all borrowed, any may be
+ * NULL), differenced once a second by dash_crowd_row into {"kind": "crowd", "t",
+ * "deliveries": {TYPE: n, "total"}, "rejected", "accepts_sent", "accepts_failed",
+ * "faulted": {delay, status, reset, hang, total}, "fetches": {KIND: n, "total"},
+ * "fetch_bytes": {KIND: bytes, "total"}, "status": {2xx, 3xx, 4xx, 5xx, other, total},
+ * "requests", "faults": [rules in force]}: a new reference, for dash_push_json. */
+struct dash_crowd;
+struct dash_crowd *dash_crowd_new(struct inbound *in, struct fetches *f, struct server *srv);
+json_t *dash_crowd_row(struct dash_crowd *c, size_t t);
+void dash_crowd_free(struct dash_crowd *c);
+/* The run is over: the page says so and links to report_path (served at /report.html;
+ * NULL: no report, the crowd stopped). */
 void dash_finish(struct dash *d, const char *report_path);
 /* Stop the listener (streams end) and free. NULL is fine. */
 void dash_stop(struct dash *d);

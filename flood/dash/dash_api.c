@@ -31,7 +31,9 @@ static enum MHD_Result state(struct dash *d, struct MHD_Connection *c)
                           "seconds", (json_int_t)d->n_rows, "report", d->report_path);
     pthread_mutex_unlock(&d->lock);
     json_object_set_new(o, "steerable", json_boolean(d->steer != NULL));
-    json_object_set_new(o, "steering", results_steering_json(d->steer));
+    json_object_set_new(o, "crowd", json_boolean(d->crowd));
+    json_object_set_new(o, "instance", json_string(d->instance));
+    json_object_set_new(o, "steering", results_steering_json(d->log));
     json_t *fa = json_array();
     if (d->in) {
         static char specs[64][FAULT_SPEC_MAX]; /* under the lock below: one reader at a time */
@@ -121,8 +123,7 @@ static enum MHD_Result fault(struct dash *d, struct MHD_Connection *c, const jso
     pthread_mutex_unlock(&d->lock);
     int64_t now = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
     cmd.t_s = mono0 && now > mono0 ? (double)(now - mono0) / 1e9 : 0;
-    if (d->steer)
-        steer_record(d->steer, &cmd);
+    steer_record(d->log, &cmd);
     pthread_cond_broadcast(&d->cond);
     return dash_answer(
         c, MHD_HTTP_OK,

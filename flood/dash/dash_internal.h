@@ -11,8 +11,12 @@
 struct dash {
     struct MHD_Daemon *mhd;
     char address[80];
+    char instance[40]; /* this listener's id: a page finding another one starts over */
     char *token, *title;
-    struct steer *steer;
+    struct steer *steer;   /* the run's, or NULL (flood serve) */
+    struct steer *log;     /* where changes are logged: steer, or own_log */
+    struct steer *own_log; /* flood serve: a log of the fault switches only */
+    int crowd;             /* a crowd's rows (dash_opts.crowd) */
     struct inbound *in;
     int64_t mono0;
 

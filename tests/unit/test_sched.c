@@ -213,11 +213,265 @@ static void test_poisson(void)
           (unsigned long long)half);
 }
 
+/* ---- steering ------------------------------------------------------------------------
+ * As the sender's loop does: it takes intended times until one lies in the future and
+ * holds it; a change at t_s then retimes the held one (or it is given back), and the walk
+ * goes on. Counts integrate the steered curve: ceil(N(end)) activities. */
+
+#define NS 1000000000LL
+
+/* Take the times before t_ns (counted into *n); the first at or after it is held and
+ * returned (-1 when none). */
+static int64_t walk_to(struct sched *s, int64_t t_ns, uint64_t *n)
+{
+    int64_t t;
+    while ((t = sched_next(s)) >= 0 && t < t_ns)
+        (*n)++;
+    return t;
+}
+
+/* After a change: the held activity's new time, or the next one when it was given back. */
+static int64_t after_change(struct sched *s, int64_t held)
+{
+    if (held < 0)
+        return sched_next(s);
+    int64_t t = sched_steer_retime(s);
+    return t >= 0 ? t : sched_next(s);
+}
+
+/* Count from first (a time already taken, or -1) to the end; the largest gap between
+ * times from min_ns on into *max_gap, the smallest into *min_gap. */
+static uint64_t walk_rest(struct sched *s, int64_t first, int64_t min_ns, int64_t *min_gap,
+                          int64_t *max_gap)
+{
+    uint64_t n = 0;
+    int64_t prev = -1, t = first;
+    *min_gap = INT64_MAX;
+    *max_gap = 0;
+    while (t >= 0) {
+        n++;
+        if (prev >= min_ns) {
+            if (t - prev < *min_gap)
+                *min_gap = t - prev;
+            if (t - prev > *max_gap)
+                *max_gap = t - prev;
+        }
+        prev = t;
+        t = sched_next(s);
+    }
+    return n;
+}
+
+static void test_steer_rate(void)
+{
+    struct flood_err e;
+    struct sched s, copy;
+    uint64_t n = 0;
+    int64_t lo, hi;
+    /* 100/s for 10 s; at 2.005 s (N = 200.5), 50/s at once: activity 201 (held at 2.01 s)
+     * moves to 2.005 + 0.5/50 = 2.015 s, then every 20 ms; N(10) = 200.5 + 50 * 7.995 =
+     * 600.25, so 601 activities (no burst to catch up, none lost) */
+    CHECK(sched_init_rate(&s, 100, 10, SCHED_CONSTANT, 1, &e) == 0, "100/s for 10 s");
+    int64_t held = walk_to(&s, 2005000000, &n);
+    CHECK(n == 201 && held == 2010000000, "201 times before 2.005 s, the next held at 2.01 s");
+    copy = s;
+    CHECK(sched_steer_rate(&s, 2.005, 50, 0, &e) == 0, "steer to 50/s at once");
+    int64_t t = after_change(&s, held);
+    CHECK(llabs(t - 2015000000) <= 1, "the held activity moves to 2.015 s (%lld)", (long long)t);
+    n += walk_rest(&s, t, 0, &lo, &hi);
+    CHECK(llabs(lo - 20000000) <= 2 && llabs(hi - 20000000) <= 2,
+          "after the change every gap is 20 ms (%lld..%lld ns)", (long long)lo, (long long)hi);
+    CHECK(n == 601, "the count integrates the steered curve: 601 (got %llu)",
+          (unsigned long long)n);
+    CHECK(fabs(sched_rate_at(&s, 1) - 100) < 1e-9 && fabs(sched_rate_at(&s, 5) - 50) < 1e-9,
+          "the rate before the change is kept, the new one after");
+
+    /* the negative twins: refused values leave the schedule as it was */
+    e.msg[0] = 0;
+    CHECK(sched_steer_rate(&copy, 2.005, -50, 0, &e) == -1 && strstr(e.msg, "steer"),
+          "a negative rate is refused: %s", e.msg);
+    CHECK(sched_steer_rate(&copy, 2.005, NAN, 0, &e) == -1, "a rate not a number is refused");
+    CHECK(sched_steer_rate(&copy, 2.005, SCHED_RATE_MAX * 2, 0, &e) == -1,
+          "a rate over the maximum is refused");
+    CHECK(sched_steer_rate(&copy, 2.005, 50, -1, &e) == -1 && strstr(e.msg, "ramp"),
+          "a negative ramp is refused: %s", e.msg);
+    CHECK(sched_steer_rate(&copy, 2.005, 50, SCHED_DURATION_MAX + 1, &e) == -1,
+          "a ramp over a week is refused");
+    n = 201;
+    n += walk_rest(&copy, held, 0, &lo, &hi);
+    CHECK(n == 1000 && lo == 10000000 && hi == 10000000,
+          "after refusals the schedule goes on at 100/s: 1000 activities (got %llu)",
+          (unsigned long long)n);
+
+    /* a ramp: at 2 s from 100/s to 300/s over 4 s: N(2 + x) = 200 + 100x + 25x^2, so
+     * activity 500 is due at 4 s and 1000 at 6 s, then 300/s: 2200 in all */
+    CHECK(sched_init_rate(&s, 100, 10, SCHED_CONSTANT, 1, &e) == 0, "100/s for 10 s again");
+    n = 0;
+    held = walk_to(&s, 2 * NS, &n);
+    CHECK(n == 200 && held == 2 * NS, "200 before 2 s");
+    CHECK(sched_steer_rate(&s, 2, 300, 4, &e) == 0, "steer to 300/s over 4 s");
+    t = after_change(&s, held);
+    uint64_t k = 200, in_ramp = 0, after = 0;
+    int64_t t500 = -1, t1000 = -1, t2199 = -1, gap4 = -1, prev = -1;
+    for (; t >= 0; t = sched_next(&s), k++) {
+        if (k == 500)
+            t500 = t;
+        if (k == 1000)
+            t1000 = t;
+        if (k == 2199)
+            t2199 = t;
+        if (prev < 4 * NS && t >= 4 * NS)
+            gap4 = t - prev;
+        prev = t;
+        in_ramp += t < 6 * NS;
+        after += t >= 6 * NS;
+    }
+    CHECK(llabs(t500 - 4 * NS) <= 2 && llabs(t1000 - 6 * NS) <= 2,
+          "activity 500 at 4 s, 1000 at 6 s (%lld, %lld)", (long long)t500, (long long)t1000);
+    CHECK(llabs(gap4 - 5000000) < 50000, "mid-ramp the gap is 1/200 s (%lld ns)", (long long)gap4);
+    CHECK(in_ramp == 800 && after == 1200 && k == 2200,
+          "800 in the ramp, 1200 at 300/s, 2200 in all (%llu, %llu, %llu)",
+          (unsigned long long)in_ramp, (unsigned long long)after, (unsigned long long)k);
+    CHECK(llabs(t2199 - 9996666667LL) <= 2, "the last at 6 + 1199/300 s (%lld)", (long long)t2199);
+}
+
+static void test_steer_pause(void)
+{
+    struct flood_err e;
+    struct sched s;
+    uint64_t n = 0;
+    int64_t lo, hi;
+    /* 100/s for 10 s, paused at 2.005 s (N = 200.5: activities 0..200) and resumed at 5 s:
+     * activity 201 (held at 2.01 s) is given back and comes at 5.005 s, every 10 ms after:
+     * N(10) = 200.5 + 500, so 701 */
+    CHECK(sched_init_rate(&s, 100, 10, SCHED_CONSTANT, 1, &e) == 0, "100/s for 10 s");
+    int64_t held = walk_to(&s, 2005000000, &n);
+    sched_pause(&s, 2.005);
+    CHECK(sched_paused(&s), "paused");
+    CHECK(sched_steer_retime(&s) == -1, "the held activity is given back");
+    CHECK(sched_next(&s) == -1, "no intended time while paused");
+    sched_pause(&s, 3);
+    CHECK(sched_paused(&s) && sched_next(&s) == -1, "pausing again changes nothing");
+    sched_resume(&s, 5);
+    CHECK(!sched_paused(&s), "resumed");
+    int64_t t = sched_next(&s);
+    CHECK(llabs(t - 5005000000LL) <= 1, "the given-back activity comes at 5.005 s (%lld)",
+          (long long)t);
+    n += walk_rest(&s, t, 0, &lo, &hi);
+    CHECK(lo >= 9999999 && hi <= 10000001, "resumed at 100/s: 10 ms gaps (%lld..%lld)",
+          (long long)lo, (long long)hi);
+    CHECK(n == 701, "701 activities: none during the pause (got %llu)", (unsigned long long)n);
+    (void)held;
+
+    /* the negative twin: a resume without a pause changes nothing */
+    CHECK(sched_init_rate(&s, 100, 10, SCHED_CONSTANT, 1, &e) == 0, "100/s for 10 s again");
+    n = 0;
+    held = walk_to(&s, 2005000000, &n);
+    sched_resume(&s, 2.005);
+    CHECK(!sched_paused(&s) && held == 2010000000, "a resume without a pause is a no-op");
+    n += walk_rest(&s, held, 0, &lo, &hi);
+    CHECK(n == 1000, "and all 1000 are sent (got %llu)", (unsigned long long)n);
+
+    /* a rate set while paused is the one the resume goes to; nothing is sent meanwhile */
+    CHECK(sched_init_rate(&s, 100, 10, SCHED_CONSTANT, 1, &e) == 0, "100/s for 10 s, third");
+    n = 0;
+    held = walk_to(&s, 2005000000, &n);
+    sched_pause(&s, 2.005);
+    t = after_change(&s, held);
+    CHECK(t == -1, "paused: nothing due");
+    CHECK(sched_steer_rate(&s, 3, 50, 0, &e) == 0 && sched_paused(&s) && sched_next(&s) == -1,
+          "a rate set while paused sends nothing yet");
+    sched_resume(&s, 5);
+    t = sched_next(&s);
+    CHECK(llabs(t - 5010000000LL) <= 1, "the resume goes to 50/s: next at 5.01 s (%lld)",
+          (long long)t);
+    n += walk_rest(&s, t, 0, &lo, &hi);
+    CHECK(n == 451 && lo >= 19999999 && hi <= 20000001,
+          "200.5 + 50 * 5: 451 at 20 ms gaps (got %llu)", (unsigned long long)n);
+}
+
+/* The steered count of a run: 100/s for 20 s; at 2.005 s to 50/s over 1 s; paused at 4 s,
+ * resumed at 6.5 s; at 7.25 s 230/s at once; at 12 s 80/s over 3 s. */
+static uint64_t steered_run(struct sched *s, const char **what)
+{
+    static const struct {
+        double t;
+        int kind; /* 0 rate, 1 pause, 2 resume */
+        double rate, ramp;
+    } ch[] = {{2.005, 0, 50, 1}, {4, 1, 0, 0}, {6.5, 2, 0, 0}, {7.25, 0, 230, 0}, {12, 0, 80, 3}};
+    struct flood_err e;
+    *what = "";
+    if (sched_init_rate(s, 100, 20, SCHED_CONSTANT, 1, &e))
+        return 0;
+    uint64_t n = 0;
+    int64_t held = -1, lo, hi;
+    for (size_t i = 0; i < sizeof(ch) / sizeof(ch[0]); i++) {
+        held = walk_to(s, (int64_t)(ch[i].t * 1e9), &n);
+        if (ch[i].kind == 1)
+            sched_pause(s, ch[i].t);
+        else if (ch[i].kind == 2)
+            sched_resume(s, ch[i].t);
+        else if (sched_steer_rate(s, ch[i].t, ch[i].rate, ch[i].ramp, &e))
+            *what = "a change refused";
+        if (held >= 0) { /* retimed: taken again by the next walk unless it is past the next */
+            int64_t t = sched_steer_retime(s);
+            if (t >= 0 && (i + 1 == sizeof(ch) / sizeof(ch[0]) || t < ch[i + 1].t * 1e9))
+                n++;
+            else if (t >= 0)
+                *what = "a held activity past the next change";
+        }
+    }
+    return n + walk_rest(s, sched_next(s), 0, &lo, &hi);
+}
+
+static void test_steer_stages_text(void)
+{
+    struct flood_err e;
+    struct sched s, r;
+    const char *what;
+    uint64_t steered = steered_run(&s, &what);
+    CHECK(!*what, "the steered run applies its changes %s", what);
+    char text[1024];
+    double from = -1;
+    int len = sched_stages_text(&s, text, sizeof(text), &from);
+    CHECK(len > 0 && from == 0, "the curve as --stages: %s", text);
+    CHECK(sched_init_stages(&r, text, SCHED_CONSTANT, 1, &e) == 0, "it parses as --stages: %s",
+          e.msg);
+    int64_t first, last;
+    int mono;
+    uint64_t replay = count_all(&r, &first, &last, &mono);
+    CHECK(llabs((long long)replay - (long long)steered) <= 1,
+          "the equivalent --stages schedules what the steered run did (%llu vs %llu)",
+          (unsigned long long)replay, (unsigned long long)steered);
+    CHECK(fabs(sched_duration(&r) - 20) < 1e-6, "and lasts as long (%g s)", sched_duration(&r));
+    /* N(20) by hand: 200.5 + (100+50)/2*1 + 50*0.995 + 0 (paused) + 50*0.75 + 230*4.75
+     * + (230+80)/2*3 + 80*5 = 200.5 + 75 + 49.75 + 37.5 + 1092.5 + 465 + 400 = 2320.25 */
+    CHECK(steered == 2321, "the steered count is ceil(2320.25) = 2321 (got %llu)",
+          (unsigned long long)steered);
+    for (double t = 0.5; t < 20; t += 0.5)
+        if (fabs(sched_rate_at(&r, t) - sched_rate_at(&s, t)) > 1e-6) {
+            CHECK(0, "the replayed rate at %g s is the steered one (%g vs %g)", t,
+                  sched_rate_at(&r, t), sched_rate_at(&s, t));
+            break;
+        }
+
+    /* the negative twins: a buffer too small says so; a schedule never steered is its own
+     * stages */
+    char small[8];
+    CHECK(sched_stages_text(&s, small, sizeof(small), &from) == -1, "a small buffer: -1");
+    CHECK(sched_init_rate(&s, 100, 10, SCHED_CONSTANT, 1, &e) == 0, "100/s for 10 s");
+    CHECK(sched_stages_text(&s, text, sizeof(text), &from) > 0 && !strcmp(text, "100:0,100:10s"),
+          "unsteered: 100:0,100:10s (got %s)", text);
+}
+
 int main(void)
 {
     test_durations();
     test_constant();
     test_stages();
     test_poisson();
+    test_steer_rate();
+    test_steer_pause();
+    test_steer_stages_text();
     return check_done();
 }
