@@ -22,7 +22,12 @@ int cmd_merge(int argc, char **argv)
         fputs(merge_help, stdout);
         return 0;
     }
-    if (argc < 3 || argv[1][0] == '-') {
+    for (int i = 1; i < argc; i++)
+        if (argv[i][0] == '-' && argv[i][1]) {
+            fprintf(stderr, "flood: merge: unknown option '%s' (flood merge --help)\n", argv[i]);
+            return 2;
+        }
+    if (argc < 3) {
         fputs(merge_help, stderr);
         return 2;
     }
