@@ -21,6 +21,7 @@ static const struct command commands[] = {
     {"check", cmd_check, "federation interop checks against a target"},
     {"report", cmd_report, "write report.html for a run folder"},
     {"compare", cmd_compare, "compare several runs"},
+    {"merge", cmd_merge, "merge the shards of one run (flood run --shard) into one result"},
     {"matrix", cmd_matrix, "flood check cards of several targets side by side"},
     {"presets", cmd_presets, "list the presets: known backpressure bug shapes to run"},
 };

@@ -19,5 +19,7 @@ int cmd_report(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_matrix(int argc, char **argv);
 int cmd_presets(int argc, char **argv);
+/* flood merge OUT DIR...: the shards of one run as one run's results. */
+int cmd_merge(int argc, char **argv);
 
 #endif

@@ -21,6 +21,7 @@
 
 #include "flood/cmd/presets.h"
 #include "flood/cmd/run_opts.h"
+#include "flood/cmd/run_shard.h"
 #include "flood/crowd/crowd.h"
 #include "flood/dash/dash.h"
 #include "flood/crowd/server.h"
@@ -241,6 +242,8 @@ struct run {
     struct sender *sender;
     char started_at[32];
     int64_t start_mono; /* the schedule's time 0, CLOCK_MONOTONIC ns */
+    int64_t start_wall; /* the same on CLOCK_REALTIME */
+    FILE *sends_log;    /* --log-sends */
     struct sender_result res;
     int run_rc;
     struct preset preset; /* --preset: its options are in argv (borrowed by ro) */
@@ -273,6 +276,7 @@ static int run_crowd(struct run *r, struct flood_err *err)
     if (!r->crowd)
         return -1;
     r->probes = probes_new();
+    probes_log_on(r->probes); /* follows.tsv: flood merge joins Follows and Accepts */
     atomic_init(&r->hctx.in, NULL);
     atomic_init(&r->hctx.w, NULL);
     r->fetches = fetches_new();
@@ -339,7 +343,9 @@ static int run_target(struct run *r, struct flood_err *err)
                                .pin_op = ro->pin_op,
                                .n_pin = ro->replay_path ? ro->replay.n : 0};
     memcpy(wo.mix, ro->mix, sizeof(wo.mix));
-    r->w = workload_new_at(r->crowd, &wo, r->personas, r->n_personas, time(NULL), err);
+    /* shards of one run share its ids: the run part comes from --start-at and the seed */
+    time_t start = ro->start_at ? (time_t)ro->start_at : time(NULL);
+    r->w = workload_new_at(r->crowd, &wo, r->personas, r->n_personas, start, err);
     if (!r->w)
         return -1;
     atomic_store(&r->hctx.w, r->w);
@@ -413,6 +419,16 @@ static int run_prepare(struct run *r, struct flood_err *err)
     r->st = stats_new();
     stats_set_inbound(r->st, inbound_deliveries_count, r->in); /* deliveries a second */
     stats_set_fetches(r->st, fetch_count, r->fetches);         /* the target's GETs a second */
+    sched_set_shard(&r->sc, ro->shard_k, ro->shard_n);
+    if (ro->log_sends) {
+        r->sends_log = fopen(ro->log_sends, "w");
+        if (!r->sends_log) {
+            flood_err_set(err, FLOOD_EIO, "--log-sends: cannot write '%s': %s", ro->log_sends,
+                          strerror(errno));
+            return -1;
+        }
+        ro->sndo.sends_log = r->sends_log;
+    }
     r->signer = signer_new(r->crowd, r->w, &r->sc, &ro->so, err);
     if (!r->signer)
         return -1;
@@ -447,17 +463,27 @@ static void run_accept_wait(struct run *r)
 /* The run itself: signers started, the schedule sent, then the Accepts waited for. */
 static int run_send(struct run *r, struct flood_err *err)
 {
+    if (r->ro.start_at) { /* --start-at: wait for the common start, less the signers' head start */
+        int64_t wake = r->ro.start_at * 1000000000 - START_DELAY_NS;
+        if (!r->ro.quiet && wake > clock_ns(CLOCK_REALTIME))
+            fprintf(stderr, "flood: run: shard %" PRIu64 "/%" PRIu64 " waits for %s\n",
+                    r->ro.shard_k, r->ro.shard_n ? r->ro.shard_n : 1, r->ro.start_at_s);
+        struct timespec ts = {.tv_sec = (time_t)(wake / 1000000000),
+                              .tv_nsec = (long)(wake % 1000000000)};
+        while (clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &ts, NULL) == EINTR)
+            ;
+    }
     int64_t wall_now = clock_ns(CLOCK_REALTIME), mono_now = clock_ns(CLOCK_MONOTONIC);
-    r->start_mono = mono_now + START_DELAY_NS;
-    results_iso8601((time_t)((wall_now + START_DELAY_NS) / 1000000000), r->started_at,
-                    sizeof(r->started_at));
+    r->start_wall = r->ro.start_at ? r->ro.start_at * 1000000000 : wall_now + START_DELAY_NS;
+    r->start_mono = mono_now + (r->start_wall - wall_now);
+    results_iso8601((time_t)(r->start_wall / 1000000000), r->started_at, sizeof(r->started_at));
     int rc;
-    RUN_BLOCKED(r, rc = signer_start(r->signer, r->start_mono, wall_now + START_DELAY_NS, err));
+    RUN_BLOCKED(r, rc = signer_start(r->signer, r->start_mono, r->start_wall, err));
     if (rc)
         return -1;
     if (!r->ro.quiet)
         fprintf(stderr, "flood: run: %" PRIu64 " activities over %.1f s to %s\n",
-                sched_total(&r->sc), sched_duration(&r->sc),
+                sched_shard_total(&r->sc), sched_duration(&r->sc),
                 r->ro.inbox ? r->ro.inbox : "the personas");
     if (r->dash)
         dash_set_start(r->dash, r->start_mono);
@@ -506,6 +532,29 @@ static void dash_finish_at(struct dash *d, const char *out)
     dash_finish(d, path);
 }
 
+/* run.json's "shard": which share of which run this process sent (flood merge checks it). */
+static json_t *run_shard_json(struct run *r)
+{
+    struct run_opts *ro = &r->ro;
+    uint64_t n = ro->shard_n ? ro->shard_n : 1;
+    char fp[17];
+    run_shard_fingerprint(r->config, n, ro->start_at, fp);
+    struct sched all = r->sc;
+    sched_set_shard(&all, 0, 0);
+    json_t *o = json_object();
+    json_object_set_new(o, "index", json_integer((json_int_t)ro->shard_k));
+    json_object_set_new(o, "count", json_integer((json_int_t)n));
+    json_object_set_new(o, "start_at", ro->start_at ? json_integer(ro->start_at) : json_null());
+    json_object_set_new(o, "run",
+                        json_integer((json_int_t)(workload_id_seq(r->w, 0) >> WORKLOAD_RUN_SHIFT)));
+    json_object_set_new(o, "fingerprint", json_string(fp));
+    json_object_set_new(o, "activities", json_integer((json_int_t)sched_total(&all)));
+    json_object_set_new(o, "share", json_integer((json_int_t)sched_shard_total(&r->sc)));
+    json_object_set_new(o, "arrival",
+                        json_string(r->sc.arrival == SCHED_POISSON ? "poisson" : "constant"));
+    return o;
+}
+
 /* The table, the conservation line, run.json and the rest (with the --expect verdicts),
  * report.html; then the metrics hold. The exit code: 0 everything written and conserved,
  * 1 not, 3 written but an expectation failed. */
@@ -519,7 +568,10 @@ static int run_results(struct run *r)
         snprintf(rate_text, sizeof(rate_text), "%s", ro->stages);
     else
         snprintf(rate_text, sizeof(rate_text), "%g/s", ro->rate);
+    json_t *shard_j = run_shard_json(r);
     struct results_info ri = {.started_at = r->started_at,
+                              .shard = shard_j,
+                              .wall_minus_mono_ns = r->start_wall - r->start_mono,
                               .config = r->config,
                               .inbound = inbound_j,
                               .gen = &r->res,
@@ -546,6 +598,7 @@ static int run_results(struct run *r)
         wrote = 0;
     }
     json_decref(inbound_j);
+    json_decref(shard_j);
     if (r->steer)
         run_replay_line(r);
     if (r->dash && wrote)
@@ -587,6 +640,8 @@ static void run_free(struct run *r)
     else
         free(r->personas); /* the placeholder borrows --like-object's list */
     probes_free(r->probes);
+    if (r->sends_log)
+        fclose(r->sends_log);
     crowd_free(r->crowd);
     stats_free(r->st);
     steer_free(r->steer);

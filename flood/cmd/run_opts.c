@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "flood/cmd/cli.h"
+#include "flood/cmd/run_shard.h"
 #include "flood/dash/dash.h"
 #include "flood/report/metrics.h"
 #include "flood/report/results.h"
@@ -59,6 +60,9 @@ enum {
     RUN_OPT_UNDO_SHARE,
     RUN_OPT_REPLAY,
     RUN_OPT_REPLAY_SPEED,
+    RUN_OPT_SHARD,
+    RUN_OPT_START_AT,
+    RUN_OPT_LOG_SENDS,
 };
 
 static const struct option run_own_options[] = {
@@ -104,6 +108,9 @@ static const struct option run_own_options[] = {
     {"lookahead", required_argument, NULL, RUN_OPT_LOOKAHEAD},
     {"no-check", no_argument, NULL, RUN_OPT_NO_CHECK},
     {"quiet", no_argument, NULL, RUN_OPT_QUIET},
+    {"shard", required_argument, NULL, RUN_OPT_SHARD},
+    {"start-at", required_argument, NULL, RUN_OPT_START_AT},
+    {"log-sends", required_argument, NULL, RUN_OPT_LOG_SENDS},
     {NULL, 0, NULL, 0},
 };
 
@@ -201,6 +208,14 @@ static const char run_help[] =
     "                       401 403 408 429 503 timeout transport accepts, fetch.KIND\n"
     "                       [.repeat]; a count as a share with %; times in us ms s m.\n"
     "                       A failed one makes the exit code 3\n"
+    "\n"
+    "Shards (docs/SHARDS.md):\n"
+    "  --shard K/N          send only activities n with n mod N == K (K from 0) of the run\n"
+    "                       the same options give unsharded; serve the whole crowd\n"
+    "  --start-at T         start the schedule at wall-clock T (unix seconds or\n"
+    "                       YYYY-MM-DDTHH:MM:SSZ), the same for every shard (required\n"
+    "                       with --shard); the run's ids derive from it and --seed\n"
+    "  --log-sends FILE     one line per activity dispatched: N INTENDED_NS OP SENT|SHED\n"
     "  -h, --help           this help\n"
     "\n"
     "A live line each second on stderr when it is a terminal; the final table and the\n"
@@ -528,6 +543,15 @@ static int run_opt_results(struct run_opts *ro, int id, const char *arg, struct 
             return -1;
         ro->dashboard_hold_s = d;
         return 0;
+    case RUN_OPT_SHARD:
+        ro->shard_s = arg;
+        return run_shard_parse(arg, &ro->shard_k, &ro->shard_n, e) ? -1 : 0;
+    case RUN_OPT_START_AT:
+        ro->start_at_s = arg;
+        return run_shard_parse_start(arg, (int64_t)time(NULL), &ro->start_at, e) ? -1 : 0;
+    case RUN_OPT_LOG_SENDS:
+        ro->log_sends = arg;
+        return 0;
     default:
         return 1;
     }
@@ -704,6 +728,15 @@ int run_opts_settle(struct run_opts *ro, struct crowd_opts *co, struct sched *sc
                         "(flood run --help)\n");
         return -1;
     }
+    if (ro->shard_n > 1 && !ro->start_at_s) {
+        fprintf(stderr, "flood: run: --shard needs --start-at: every shard starts the one "
+                        "schedule at the same wall-clock time\n");
+        return -1;
+    }
+    if (ro->shard_n > 1 && ro->dashboard) {
+        fprintf(stderr, "flood: run: --dashboard steers one process: not with --shard\n");
+        return -1;
+    }
     if (!ro->inbox && ro->n_personas == 0) {
         fprintf(stderr,
                 "flood: run: no target: give --inbox URL or --persona (flood run --help)\n");
@@ -826,5 +859,7 @@ json_t *run_opts_config_json(const struct run_opts *ro, const struct crowd_opts 
     for (size_t i = 0; i < ro->n_expect; i++)
         json_array_append_new(ex, json_string(ro->expect[i].text));
     json_object_set_new(c, "expect", ex);
+    json_object_set_new(c, "shard", ro->shard_s ? json_string(ro->shard_s) : json_null());
+    json_object_set_new(c, "start_at", ro->start_at_s ? json_integer(ro->start_at) : json_null());
     return c;
 }

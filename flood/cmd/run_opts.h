@@ -55,7 +55,11 @@ struct run_opts {
     size_t n_resolve_v;
     json_t *resolve_j;
     json_t *inbound_args;
-    struct expect *expect; /* --expect, in order (owned) */
+    const char *shard_s, *start_at_s; /* --shard K/N, --start-at T */
+    uint64_t shard_k, shard_n;        /* shard_n 0: not sharded */
+    int64_t start_at;                 /* unix seconds, 0: start now */
+    const char *log_sends;            /* --log-sends FILE */
+    struct expect *expect;            /* --expect, in order (owned) */
     size_t n_expect;
     json_t *preset_j; /* --preset: presets_json() (owned), or NULL */
     /* --replay FILE [--replay-speed X]: the pattern, its scaled times and per activity the

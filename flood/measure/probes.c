@@ -25,7 +25,39 @@ struct probes {
     struct hist *hist; /* Follow sent to Accept received, microseconds */
     struct hist *sec;  /* the same, since the last probes_take_second */
     struct probes_second sec_counts;
+    struct probes_event *log; /* probes_log_on: every Follow and answer, in order */
+    size_t n_log, cap_log;
+    int logging;
 };
+
+static void log_event(struct probes *p, uint64_t seq, uint64_t us, enum probes_event_kind kind)
+{
+    if (!p->logging)
+        return;
+    if (p->n_log == p->cap_log) {
+        p->cap_log = p->cap_log ? p->cap_log * 2 : 256;
+        p->log = flood_xrealloc(p->log, p->cap_log * sizeof(*p->log));
+    }
+    p->log[p->n_log++] = (struct probes_event){.seq = seq, .us = us, .kind = kind};
+}
+
+void probes_log_on(struct probes *p)
+{
+    pthread_mutex_lock(&p->lock);
+    p->logging = 1;
+    pthread_mutex_unlock(&p->lock);
+}
+
+struct probes_event *probes_log_copy(struct probes *p, size_t *n)
+{
+    pthread_mutex_lock(&p->lock);
+    struct probes_event *c = flood_xmalloc((p->n_log ? p->n_log : 1) * sizeof(*c));
+    if (p->n_log)
+        memcpy(c, p->log, p->n_log * sizeof(*c));
+    *n = p->n_log;
+    pthread_mutex_unlock(&p->lock);
+    return c;
+}
 
 static size_t slot_of(uint64_t seq, size_t cap)
 {
@@ -66,6 +98,7 @@ void probes_free(struct probes *p)
         return;
     pthread_mutex_destroy(&p->lock);
     free(p->slots);
+    free(p->log);
     hist_free(p->hist);
     hist_free(p->sec);
     free(p);
@@ -98,6 +131,7 @@ void probes_follow_sent(struct probes *p, uint64_t seq, uint64_t mono_us)
     }
     s->seq = seq;
     s->answered = 0;
+    log_event(p, seq, mono_us, PROBES_FOLLOW);
     p->used++;
     p->t.sent++;
     p->t.open++;
@@ -109,6 +143,7 @@ int probes_answer(struct probes *p, uint64_t seq, int accepted, uint64_t mono_us
 {
     int closed = 0;
     pthread_mutex_lock(&p->lock);
+    log_event(p, seq, mono_us, accepted ? PROBES_ACCEPT : PROBES_REJECT);
     struct probe_slot *s = seq == PROBE_EMPTY ? NULL : find(p->slots, p->cap, seq);
     if (!s || s->seq == PROBE_EMPTY) {
         p->t.unknown++;

@@ -42,4 +42,17 @@ void probes_take_second(struct probes *p, struct hist **h, struct probes_second 
  * without ending it: what closed after the last probes_take_second. */
 void probes_peek_second(struct probes *p, struct probes_second *sec, struct hist *h);
 
+/* The event log, for joining Follows and answers across shards (flood merge): each Follow
+ * registered and each answer received, with its seq and time as given, in order. Off until
+ * probes_log_on; then it grows by one entry (24 bytes) a Follow and an answer. */
+enum probes_event_kind { PROBES_FOLLOW = 0, PROBES_ACCEPT, PROBES_REJECT };
+struct probes_event {
+    uint64_t seq;
+    uint64_t us; /* the mono_us given */
+    enum probes_event_kind kind;
+};
+void probes_log_on(struct probes *p);
+/* A copy of the log (a new array; free() it), its length in *n. */
+struct probes_event *probes_log_copy(struct probes *p, size_t *n);
+
 #endif

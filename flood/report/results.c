@@ -265,6 +265,8 @@ json_t *results_json(const struct stats *st, const struct results_info *ri)
     json_t *root = json_object();
     put(root, "flood_version", json_string(FLOOD_VERSION));
     put(root, "started_at", json_string(ri->started_at ? ri->started_at : ""));
+    if (ri->shard)
+        put(root, "shard", json_incref(ri->shard));
     put(root, "config", ri->config ? json_incref(ri->config) : json_object());
     put(root, "versions", versions_json());
     put(root, "host", host_json());
@@ -360,6 +362,7 @@ json_t *results_json(const struct stats *st, const struct results_info *ri)
         json_array_append_new(series, e);
     }
     put(root, "series", series);
+    put(root, "exact", results_exact_json(st));
     if (ri->steer) {
         put(root, "steering", results_steering_json(ri->steer));
         char stages[4096];
@@ -543,6 +546,8 @@ static int write_all(const char *dir, const struct stats *st, struct results_inf
         probes_snapshot(ri->probes, &pt, fa);
         rc = write_hgrm(dir, "follow", "to-accept", fa, err);
         hist_free(fa);
+        if (!rc && !ri->no_follow_log)
+            rc = results_write_follows(dir, ri->probes, ri->wall_minus_mono_ns, err);
     }
     json_t *sj = json_object();
     if (preset)

@@ -35,6 +35,12 @@ struct results_info {
     struct fetches *fetches; /* borrowed, may be NULL: what the target fetched back */
     json_t *preset;          /* borrowed, may be NULL: presets_json(), run.json's first key, its
                                 "watch" metrics valued and printed on expect_out */
+    json_t *shard;           /* borrowed, may be NULL: run.json's "shard" (flood run --shard) */
+    /* CLOCK_REALTIME - CLOCK_MONOTONIC at the start, ns: the probes' times on the wall clock
+     * in follows.tsv */
+    int64_t wall_minus_mono_ns;
+    /* flood merge: the joined Follow log is already in probes' terms, write no follows.tsv */
+    int no_follow_log;
 };
 
 /* One second of run.json's "series" (a new reference): second i's row x; with_probes adds
@@ -60,6 +66,17 @@ json_t *results_json(const struct stats *st, const struct results_info *ri);
  * ri->expect_failed. 0, or -1 and err. */
 int results_write(const char *dir, const struct stats *st, struct results_info *ri,
                   struct flood_err *err) FLOOD_WUR;
+/* results_exact.c. run.json's "exact": every per-operation counter as recorded and the
+ * histograms as hist_encode text, so that shards add up without loss (a new reference). */
+json_t *results_exact_json(const struct stats *st);
+/* Add a run.json's "exact" (borrowed) into st: counters summed, histograms merged exactly.
+ * 0, or -1 and err naming what is missing or malformed. */
+int results_exact_add(struct stats *st, json_t *exact, struct flood_err *err) FLOOD_WUR;
+/* Write DIR/follows.tsv from the probes' event log: "F|A|R<TAB>SEQ<TAB>WALL_US" a line,
+ * the probes' CLOCK_MONOTONIC times plus wall_minus_mono_ns. 0, or -1 and err. */
+int results_write_follows(const char *dir, struct probes *p, int64_t wall_minus_mono_ns,
+                          struct flood_err *err) FLOOD_WUR;
+
 /* The final table (per operation and totals, percentiles, warnings) on f. */
 void results_print_table(FILE *f, const struct stats *st, const struct results_info *ri);
 

@@ -275,7 +275,7 @@ int sched_init_replay(struct sched *s, const int64_t *times, uint64_t n, double 
     return 0;
 }
 
-int64_t sched_next(struct sched *s)
+static int64_t next_any(struct sched *s)
 {
     if (s->replay_t) {
         if (s->next_k >= s->replay_n)
@@ -301,6 +301,36 @@ int64_t sched_next(struct sched *s)
     s->next_k++;
     double t = inverse(s, u);
     return (int64_t)llround(t * 1e9);
+}
+
+int64_t sched_next(struct sched *s)
+{
+    for (;;) {
+        int64_t t = next_any(s);
+        if (t < 0 || s->shard_n < 2 || (s->next_k - 1) % s->shard_n == s->shard_k)
+            return t;
+    }
+}
+
+void sched_set_shard(struct sched *s, uint64_t k, uint64_t n)
+{
+    s->shard_k = n < 2 ? 0 : k % n;
+    s->shard_n = n < 2 ? 0 : n;
+}
+
+uint64_t sched_index(const struct sched *s)
+{
+    return s->next_k ? s->next_k - 1 : 0;
+}
+
+uint64_t sched_shard_total(const struct sched *s)
+{
+    uint64_t all = sched_total(s);
+    if (s->shard_n < 2)
+        return all;
+    if (s->arrival == SCHED_POISSON)
+        return (uint64_t)llround(s->total_count / (double)s->shard_n);
+    return all > s->shard_k ? (all - s->shard_k + s->shard_n - 1) / s->shard_n : 0;
 }
 
 uint64_t sched_total(const struct sched *s)

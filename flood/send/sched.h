@@ -60,6 +60,9 @@ struct sched {
     const int64_t *replay_t;
     uint64_t replay_n;
     double replay_peak;
+    /* a shard (flood run --shard K/N): sched_next returns only the activities n with
+     * n mod shard_n == shard_k; shard_n 0 or 1: every activity */
+    uint64_t shard_k, shard_n;
 };
 
 /* Parse a duration: "30" or "30s", "500ms", "2m", "1h", "1.5s". Seconds into *out.
@@ -86,6 +89,16 @@ int sched_init_replay(struct sched *s, const int64_t *times, uint64_t n, double 
 /* The intended time (ns from the start) of the next activity, advancing; -1 when the
  * schedule is over. */
 int64_t sched_next(struct sched *s);
+/* Make s one shard's share of the run: from now on sched_next skips the activities that
+ * are not shard k's of n (n = 0 or 1: none skipped). The skipped ones keep their place, so
+ * the times returned are the unsharded run's (for Poisson too: the same draws are made). */
+void sched_set_shard(struct sched *s, uint64_t k, uint64_t n);
+/* The number in the run (0, 1, ...) of the activity sched_next returned last; for an
+ * unsharded schedule the count of sched_next calls minus one. */
+uint64_t sched_index(const struct sched *s);
+/* How many activities shard k of n sends of a constant-arrival schedule (exact; Poisson:
+ * the expected share). */
+uint64_t sched_shard_total(const struct sched *s);
 /* Rewind to activity 0 (same seed: the same times again). */
 void sched_rewind(struct sched *s);
 

@@ -308,7 +308,7 @@ static void start(struct sender *s, struct signer_req *r)
     if (r->bad)
         s->stats->op[r->op].c.bad_sent[r->bad]++;
     if (r->op == OP_FOLLOW && s->o.probes)
-        probes_follow_sent(s->o.probes, r->seq, (uint64_t)((s->mono0 + r->start_ns) / 1000));
+        probes_follow_sent(s->o.probes, r->n, (uint64_t)((s->mono0 + r->start_ns) / 1000));
     s->inflight++;
     open_link(s, r);
     r->origin = origin_of(s, r->url);
@@ -393,6 +393,9 @@ static void dispatch(struct sender *s)
             }
         }
         r->intended_ns = s->next_t; /* the same unless steered since it was signed */
+        if (s->o.sends_log)
+            fprintf(s->o.sends_log, "%" PRIu64 " %" PRId64 " %s %s\n", r->n, r->intended_ns,
+                    op_name(r->op), s->inflight >= s->o.max_inflight ? "SHED" : "SENT");
         if (s->inflight >= s->o.max_inflight) {
             stats_shed(s->stats, r->op, r->intended_ns);
             signer_req_free(r);

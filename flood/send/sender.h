@@ -13,6 +13,7 @@
 
 #include <curl/curl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "sign/err.h"
@@ -44,6 +45,9 @@ struct sender_opts {
     /* commands from the dashboard, applied on the loop's thread (the signers' options
      * must say steerable too); NULL: the schedule runs as given (borrowed) */
     struct steer *steer;
+    /* --log-sends: a line per activity dispatched, "N INTENDED_NS OP SENT|SHED" (borrowed;
+     * written from the loop's thread), or NULL */
+    FILE *sends_log;
 };
 
 /* Parse "A-B" (IPv4, A <= B) or a single address into o->src_base/src_count. */

@@ -29,7 +29,9 @@ struct signer {
     pthread_mutex_t lock;
     pthread_cond_t cond;
     struct sched sched; /* under lock */
+    struct sched all;   /* under lock, a shard's: every activity, the others' skipped */
     int64_t next_t;     /* under lock: intended time of next_seq, -1 at the end */
+    uint64_t next_n;    /* under lock: its number in the run */
     uint64_t next_seq;  /* under lock */
     int stop;           /* under lock */
     atomic_int producers_waiting;
@@ -227,6 +229,7 @@ static struct signer_req *make_req(struct signer *s, struct workload_item *it, i
 {
     struct signer_req *r = flood_xcalloc(1, sizeof(*r));
     r->seq = it->seq;
+    r->n = it->seq;
     r->intended_ns = t;
     r->op = it->op;
     r->instance = it->instance;
@@ -238,7 +241,7 @@ static struct signer_req *make_req(struct signer *s, struct workload_item *it, i
     r->signed_body = r->body;
     r->signed_len = r->body_len;
     r->knocks = 1;
-    r->bad = bad_kind(&s->o, r->seq);
+    r->bad = bad_kind(&s->o, r->n);
     if (r->bad == BAD_DIGEST) {
         /* the digest covers the built body; one more byte of JSON whitespace is sent */
         char *sent = flood_xmalloc(r->body_len + 2);
@@ -289,6 +292,38 @@ static void deadline(struct timespec *ts, int64_t abs_ns)
     ts->tv_nsec = (long)(abs_ns % 1000000000);
 }
 
+/* A shard's signer: record the other shards' activities before n (workload_skip_at, at
+ * their intended times: the history activity n depends on) and pass n itself, walking the
+ * unsharded copy of the schedule. 0, or -1 and err. */
+static int skip_to(struct signer *s, uint64_t n, struct flood_err *err)
+{
+    if (s->sched.shard_n < 2)
+        return 0;
+    for (;;) {
+        int64_t t = sched_next(&s->all);
+        if (t < 0)
+            return 0;
+        uint64_t i = sched_index(&s->all);
+        if (i >= n)
+            return 0;
+        if (workload_skip_at(s->w, i, (time_t)((s->wall0_ns + t) / 1000000000), err))
+            return -1;
+    }
+}
+
+/* The next activity of the schedule (under the lock); a shard's last one walks the others'
+ * to the run's end. */
+static void advance(struct signer *s)
+{
+    s->next_t = sched_next(&s->sched);
+    s->next_n = sched_index(&s->sched);
+    if (s->next_t < 0 && s->sched.shard_n > 1) {
+        struct flood_err e;
+        if (skip_to(s, UINT64_MAX, &e))
+            fail(s, &e);
+    }
+}
+
 static void *signer_main(void *arg)
 {
     struct signer *s = arg;
@@ -325,17 +360,20 @@ static void *signer_main(void *arg)
             atomic_fetch_sub(&s->producers_waiting, 1);
             continue;
         }
-        uint64_t seq = s->next_seq++;
+        uint64_t seq = s->next_seq++, n = s->next_n;
         int64_t t = s->next_t;
-        s->next_t = sched_next(&s->sched);
         struct workload_item it = {0};
         struct flood_err e = {0};
-        int rc = workload_build_at(s->w, seq, (time_t)((s->wall0_ns + t) / 1000000000), &it, &e);
+        int rc = skip_to(s, n, &e);
+        if (rc == 0)
+            rc = workload_build_at(s->w, n, (time_t)((s->wall0_ns + t) / 1000000000), &it, &e);
+        advance(s);
         pthread_mutex_unlock(&s->lock);
         struct signer_req *r = NULL;
         if (rc == 0) {
-            it.seq = seq;
             r = make_req(s, &it, t, &u, &e);
+            if (r)
+                r->seq = seq;
         }
         workload_item_free(&it);
         if (!r) {
@@ -369,6 +407,8 @@ struct signer *signer_new(struct crowd *crowd, struct workload *w, const struct 
     s->o = *o;
     s->sched = *sched;
     sched_rewind(&s->sched);
+    s->all = s->sched;
+    sched_set_shard(&s->all, 0, 0);
     s->ua_header = flood_xasprintf("User-Agent: %s", o->user_agent ? o->user_agent : "flood");
     s->ring_len = o->lookahead_max ? o->lookahead_max : 4096;
     s->lookahead_ns = (int64_t)((o->lookahead_s > 0 ? o->lookahead_s : 1.0) * 1e9);
@@ -407,7 +447,7 @@ int signer_start(struct signer *s, int64_t mono0_ns, int64_t wall0_ns, struct fl
 {
     s->mono0_ns = mono0_ns;
     s->wall0_ns = wall0_ns;
-    s->next_t = sched_next(&s->sched);
+    advance(s);
     s->threads = flood_xcalloc((size_t)s->o.threads, sizeof(*s->threads));
     for (int i = 0; i < s->o.threads; i++) {
         int rc = pthread_create(&s->threads[i], NULL, signer_main, s);
@@ -452,6 +492,7 @@ void signer_steer(struct signer *s, enum signer_steer_kind kind, double t_s, dou
         /* checked by the sender first: cannot fail here */
     }
     s->next_t = s->next_t >= 0 ? sched_steer_retime(&s->sched) : sched_next(&s->sched);
+    s->next_n = sched_index(&s->sched);
     pthread_cond_broadcast(&s->cond);
     pthread_mutex_unlock(&s->lock);
 }

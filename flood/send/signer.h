@@ -41,7 +41,8 @@ int signer_parse_bad(const char *s, struct signer_opts *o, struct flood_err *err
 
 /* One request, ready to send. Owned by whoever took it (signer_req_free). */
 struct signer_req {
-    uint64_t seq;
+    uint64_t seq;        /* the sender's order (0, 1, ...: the ring's), a shard's own count */
+    uint64_t n;          /* the activity's number in the run (seq unless sharded) */
     int64_t intended_ns; /* from the run's start */
     enum op_kind op;
     int instance, actor;

@@ -515,10 +515,10 @@ int workload_build(struct workload *w, uint64_t seq, struct workload_item *out,
     return workload_build_at(w, seq, time(NULL), out, err);
 }
 
-int workload_build_at(struct workload *w, uint64_t seq, time_t when, struct workload_item *out,
-                      struct flood_err *err)
+/* Decide activity seq and keep its record (sent = 1: counted as built). 0, or -1 and err. */
+static int record(struct workload *w, uint64_t seq, time_t when, int sent, struct entry *out,
+                  struct flood_err *err)
 {
-    memset(out, 0, sizeof(*out));
     if (seq > SEQ_MASK) {
         flood_err_set(err, FLOOD_ELIMIT, "workload: activity %" PRIu64 " past the id space", seq);
         return -1;
@@ -534,8 +534,10 @@ int workload_build_at(struct workload *w, uint64_t seq, time_t when, struct work
     *workload_entry(w, seq, 1) = e;
     w->next_seq = seq + 1;
     w->count = seq + 1;
-    w->built++;
-    w->by_op[workload_entry_op(&e)]++;
+    if (sent) {
+        w->built++;
+        w->by_op[workload_entry_op(&e)]++;
+    }
     if (workload_entry_op(&e) == OP_CREATE) {
         struct outbox **ob = &w->outboxes[e.actor_idx];
         if (!*ob)
@@ -544,6 +546,23 @@ int workload_build_at(struct workload *w, uint64_t seq, time_t when, struct work
         (*ob)->total++;
     }
     pthread_mutex_unlock(&w->lock);
+    *out = e;
+    return 0;
+}
+
+int workload_skip_at(struct workload *w, uint64_t seq, time_t when, struct flood_err *err)
+{
+    struct entry e;
+    return record(w, seq, when, 0, &e, err);
+}
+
+int workload_build_at(struct workload *w, uint64_t seq, time_t when, struct workload_item *out,
+                      struct flood_err *err)
+{
+    memset(out, 0, sizeof(*out));
+    struct entry e;
+    if (record(w, seq, when, 1, &e, err))
+        return -1;
 
     size_t len;
     char *body = workload_render(w, seq, &e, 0, &len, err);

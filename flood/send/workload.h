@@ -137,6 +137,13 @@ struct workload *workload_new_at(struct crowd *crowd, const struct workload_opts
  * never built (skipped) is answered 404. */
 int workload_build_at(struct workload *w, uint64_t seq, time_t when, struct workload_item *out,
                       struct flood_err *err) FLOOD_WUR;
+/* Decide activity seq and keep its record as workload_build_at does, without rendering it
+ * or counting it as built: a shard (flood run --shard) walks the activities of the other
+ * shards this way, so that its own are the unsharded run's (the Follow/Undo pairs and the
+ * recent Creates are history) and the crowd serves every activity of the run at its id.
+ * 0, or -1 and err. */
+int workload_skip_at(struct workload *w, uint64_t seq, time_t when,
+                     struct flood_err *err) FLOOD_WUR;
 /* The number written in the ids of activity seq: (run << WORKLOAD_RUN_SHIFT) | seq. */
 uint64_t workload_id_seq(const struct workload *w, uint64_t seq);
 /* How many activities were built, and of them how many of each operation. */

@@ -464,8 +464,64 @@ static void test_steer_stages_text(void)
           "unsteered: 100:0,100:10s (got %s)", text);
 }
 
+/* Shards: shard k of n returns exactly the activities n mod n == k, at the unsharded
+ * times, for constant and Poisson arrivals; together the shards return every activity
+ * once. Its negative twin: a schedule with no shard set returns every activity. */
+static void test_shards(void)
+{
+    struct flood_err e;
+    for (int arrival = 0; arrival < 2; arrival++) {
+        struct sched all, sh;
+        CHECK(sched_init_stages(&all, "100:2s,300:3s", (enum sched_arrival)arrival, 9, &e) == 0,
+              "a ramp to shard");
+        enum { MAXN = 4096 };
+        static int64_t times[MAXN];
+        uint64_t total = 0;
+        int64_t t;
+        uint64_t bad_index = 0;
+        while ((t = sched_next(&all)) >= 0 && total < MAXN) {
+            bad_index += sched_index(&all) != total;
+            times[total++] = t;
+        }
+        CHECK(bad_index == 0 && total > 500 && total < MAXN,
+              "unsharded: sched_index counts 0, 1, ... (%llu activities)",
+              (unsigned long long)total);
+        for (uint64_t n = 1; n <= 3; n++) {
+            uint64_t seen = 0, wrong = 0;
+            for (uint64_t k = 0; k < n; k++) {
+                sh = all;
+                sched_rewind(&sh);
+                sched_set_shard(&sh, k, n);
+                uint64_t got = 0;
+                while ((t = sched_next(&sh)) >= 0) {
+                    uint64_t i = sched_index(&sh);
+                    wrong += i % n != k || i >= total || times[i] != t;
+                    got++;
+                }
+                if (arrival == SCHED_CONSTANT)
+                    CHECK(got == sched_shard_total(&sh), "constant: shard %llu/%llu count %llu",
+                          (unsigned long long)k, (unsigned long long)n, (unsigned long long)got);
+                seen += got;
+            }
+            CHECK(wrong == 0, "%s, %llu shards: each activity in its shard at its unsharded time",
+                  arrival ? "poisson" : "constant", (unsigned long long)n);
+            CHECK(seen == total, "%s, %llu shards: %llu activities together, the run has %llu",
+                  arrival ? "poisson" : "constant", (unsigned long long)n, (unsigned long long)seen,
+                  (unsigned long long)total);
+        }
+        sh = all;
+        sched_rewind(&sh);
+        sched_set_shard(&sh, 0, 1);
+        uint64_t c = 0;
+        while (sched_next(&sh) >= 0)
+            c++;
+        CHECK(c == total, "shard 0/1 is the whole run");
+    }
+}
+
 int main(void)
 {
+    test_shards();
     test_durations();
     test_constant();
     test_stages();

@@ -1,0 +1,452 @@
+/* flood/report/merge.c: flood merge (see merge.h and docs/SHARDS.md). */
+#include "flood/report/merge.h"
+
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "flood/core/fsutil.h"
+#include "flood/measure/probes.h"
+#include "flood/measure/stats.h"
+#include "flood/report/report.h"
+#include "flood/report/results.h"
+
+#define MERGE_JSON_MAX ((size_t)1 << 30)
+
+struct shard_in {
+    const char *dir;
+    json_t *run;   /* run.json */
+    json_t *shard; /* borrowed from run */
+    int64_t start; /* started_at, unix seconds */
+};
+
+struct follow {
+    uint64_t seq;
+    int64_t us;
+    int answered;
+};
+
+struct answer {
+    uint64_t seq;
+    int64_t us;
+    int accepted;
+};
+
+static int64_t parse_iso(const char *s)
+{
+    struct tm tm = {0};
+    const char *p = s ? strptime(s, "%Y-%m-%dT%H:%M:%SZ", &tm) : NULL;
+    return p && !*p ? (int64_t)timegm(&tm) : -1;
+}
+
+static int load_shard(struct shard_in *in, const char *dir, struct flood_err *err)
+{
+    char path[4200];
+    snprintf(path, sizeof(path), "%s/run.json", dir);
+    in->dir = dir;
+    char *text = fs_read_file(path, MERGE_JSON_MAX, NULL);
+    if (!text) {
+        flood_err_set(err, FLOOD_EINVAL, "merge: '%s': no run.json (missing, or not a run folder)",
+                      dir);
+        return -1;
+    }
+    json_error_t je;
+    in->run = json_loads(text, 0, &je);
+    free(text);
+    if (!in->run) {
+        flood_err_set(err, FLOOD_EINVAL, "merge: '%s/run.json': %s", dir, je.text);
+        return -1;
+    }
+    in->shard = json_object_get(in->run, "shard");
+    if (!json_is_object(in->shard) || !json_is_string(json_object_get(in->shard, "fingerprint"))) {
+        flood_err_set(err, FLOOD_EINVAL, "merge: '%s': run.json has no \"shard\" record", dir);
+        return -1;
+    }
+    in->start = parse_iso(json_string_value(json_object_get(in->run, "started_at")));
+    if (in->start < 0) {
+        flood_err_set(err, FLOOD_EINVAL, "merge: '%s': bad started_at", dir);
+        return -1;
+    }
+    return 0;
+}
+
+static json_int_t sh_int(const struct shard_in *in, const char *k)
+{
+    return json_integer_value(json_object_get(in->shard, k));
+}
+
+/* Every folder from the same run, each shard once, none missing. */
+static int check_shards(struct shard_in *in, size_t n, FILE *log, struct flood_err *err)
+{
+    const char *fp = json_string_value(json_object_get(in[0].shard, "fingerprint"));
+    json_int_t count = sh_int(&in[0], "count");
+    if (count < 1 || (size_t)count > 4096) {
+        flood_err_set(err, FLOOD_EINVAL, "merge: '%s': bad shard count", in[0].dir);
+        return -1;
+    }
+    char *seen = calloc((size_t)count, 1);
+    for (size_t i = 0; i < n; i++) {
+        const char *f = json_string_value(json_object_get(in[i].shard, "fingerprint"));
+        json_int_t k = sh_int(&in[i], "index");
+        if (strcmp(f, fp) || sh_int(&in[i], "count") != count ||
+            sh_int(&in[i], "run") != sh_int(&in[0], "run") ||
+            sh_int(&in[i], "start_at") != sh_int(&in[0], "start_at")) {
+            flood_err_set(
+                err, FLOOD_EINVAL,
+                "merge: '%s' is from another run (fingerprint %s, run %" JSON_INTEGER_FORMAT
+                ", %" JSON_INTEGER_FORMAT " shards) than '%s' (%s, run %" JSON_INTEGER_FORMAT
+                ", %" JSON_INTEGER_FORMAT " shards)",
+                in[i].dir, f, sh_int(&in[i], "run"), sh_int(&in[i], "count"), in[0].dir, fp,
+                sh_int(&in[0], "run"), count);
+            free(seen);
+            return -1;
+        }
+        if (k < 0 || k >= count || seen[k]) {
+            flood_err_set(err, FLOOD_EINVAL, "merge: '%s': shard %" JSON_INTEGER_FORMAT " %s",
+                          in[i].dir, k, k < 0 || k >= count ? "out of range" : "given twice");
+            free(seen);
+            return -1;
+        }
+        seen[k] = 1;
+        json_t *c = json_object_get(in[i].run, "conservation");
+        if (!json_is_true(json_object_get(c, "ok"))) {
+            flood_err_set(err, FLOOD_EINVAL, "merge: '%s': the shard's own conservation failed",
+                          in[i].dir);
+            free(seen);
+            return -1;
+        }
+    }
+    for (json_int_t k = 0; k < count; k++)
+        if (!seen[k]) {
+            flood_err_set(err, FLOOD_EINVAL,
+                          "merge: shard %" JSON_INTEGER_FORMAT "/%" JSON_INTEGER_FORMAT
+                          " missing: give every shard's folder of run %" JSON_INTEGER_FORMAT,
+                          k, count, sh_int(&in[0], "run"));
+            free(seen);
+            return -1;
+        }
+    free(seen);
+    fprintf(log, "merge: %zu shards of run %" JSON_INTEGER_FORMAT " (fingerprint %s): ok\n", n,
+            sh_int(&in[0], "run"), fp);
+    return 0;
+}
+
+static uint64_t jget_u64(json_t *o, const char *k)
+{
+    json_int_t v = json_integer_value(json_object_get(o, k));
+    return v > 0 ? (uint64_t)v : 0;
+}
+
+static double jget_d(json_t *o, const char *k)
+{
+    return json_number_value(json_object_get(o, k));
+}
+
+static double dmax(double a, double b)
+{
+    return a > b ? a : b;
+}
+
+static struct stats_sec *sec_at(struct stats *st, size_t i)
+{
+    while (st->n_series <= i) {
+        if (st->n_series == st->cap_series) {
+            st->cap_series = st->cap_series ? st->cap_series * 2 : 64;
+            st->series = flood_xrealloc(st->series, st->cap_series * sizeof(*st->series));
+        }
+        memset(&st->series[st->n_series], 0, sizeof(*st->series));
+        st->series[st->n_series++].closed = 1;
+    }
+    return &st->series[i];
+}
+
+/* Shard in's series into st, second i of the shard at merged second off + i. Counts add
+ * up; a merged second's percentiles are the largest of the shards' (an upper bound: the
+ * exact figures are the totals'), max_ms is exact. */
+static void add_series(struct stats *st, const struct shard_in *in, int64_t off)
+{
+    json_t *series = json_object_get(in->run, "series");
+    size_t i;
+    json_t *row;
+    json_array_foreach(series, i, row)
+    {
+        struct stats_sec *x = sec_at(st, (size_t)off + i);
+        x->offered += jget_u64(row, "offered");
+        x->sent += jget_u64(row, "sent");
+        x->shed += jget_u64(row, "shed");
+        x->completed += jget_u64(row, "completed");
+        x->late += jget_u64(row, "late");
+        x->in_flight += jget_u64(row, "in_flight");
+        x->deliveries += jget_u64(row, "deliveries");
+        json_t *oc = json_object_get(row, "outcomes");
+        for (int k = 0; k < OUT_FIRST_TRANSPORT; k++)
+            x->outcomes[k] += jget_u64(oc, stats_outcome_name(k));
+        x->outcomes[OUT_TRANSPORT] += jget_u64(oc, "transport");
+        x->p50_ms = dmax(x->p50_ms, jget_d(row, "p50_ms"));
+        x->p99_ms = dmax(x->p99_ms, jget_d(row, "p99_ms"));
+        x->max_ms = dmax(x->max_ms, jget_d(row, "max_ms"));
+        x->service_p50_ms = dmax(x->service_p50_ms, jget_d(row, "service_p50_ms"));
+        x->service_p99_ms = dmax(x->service_p99_ms, jget_d(row, "service_p99_ms"));
+        x->lag_p99_ms = dmax(x->lag_p99_ms, jget_d(row, "lag_p99_ms"));
+    }
+}
+
+/* A JSON value's numbers added into acc (objects member by member; other values: the
+ * first one's). The shards' "inbound" records add up this way. */
+static void add_numbers(json_t *acc, json_t *v)
+{
+    const char *k;
+    json_t *x;
+    json_object_foreach(v, k, x)
+    {
+        json_t *a = json_object_get(acc, k);
+        if (!a)
+            json_object_set_new(acc, k, json_deep_copy(x));
+        else if (json_is_integer(a) && json_is_integer(x))
+            json_integer_set(a, json_integer_value(a) + json_integer_value(x));
+        else if (json_is_real(a) && json_is_number(x))
+            json_real_set(a, json_real_value(a) + json_number_value(x));
+        else if (json_is_object(a) && json_is_object(x))
+            add_numbers(a, x);
+    }
+}
+
+static int cmp_follow(const void *a, const void *b)
+{
+    const struct follow *x = a, *y = b;
+    return x->seq < y->seq ? -1 : x->seq > y->seq ? 1 : x->us < y->us ? -1 : x->us > y->us;
+}
+
+static int cmp_answer(const void *a, const void *b)
+{
+    const struct answer *x = a, *y = b;
+    return x->us < y->us ? -1 : x->us > y->us ? 1 : x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* follows.tsv of every shard into the two arrays (appended). A shard without the file
+ * sent no Follow and received no answer. 0, or -1 and err on a malformed line. */
+static int read_follows(const char *dir, struct follow **f, size_t *nf, struct answer **a,
+                        size_t *na, struct flood_err *err)
+{
+    char path[4200];
+    snprintf(path, sizeof(path), "%s/follows.tsv", dir);
+    FILE *fp = fopen(path, "r");
+    if (!fp)
+        return 0;
+    char line[256];
+    size_t cf = *nf, ca = *na;
+    while (fgets(line, sizeof(line), fp)) {
+        if (line[0] == '#')
+            continue;
+        char kind;
+        uint64_t seq;
+        int64_t us;
+        if (sscanf(line, "%c\t%" SCNu64 "\t%" SCNd64, &kind, &seq, &us) != 3 ||
+            !strchr("FAR", kind)) {
+            flood_err_set(err, FLOOD_EINVAL, "merge: '%s': bad line '%.40s'", path, line);
+            fclose(fp);
+            return -1;
+        }
+        if (kind == 'F') {
+            if (*nf == cf)
+                *f = flood_xrealloc(*f, (cf = cf ? cf * 2 : 256) * sizeof(**f));
+            (*f)[(*nf)++] = (struct follow){.seq = seq, .us = us};
+        } else {
+            if (*na == ca)
+                *a = flood_xrealloc(*a, (ca = ca ? ca * 2 : 256) * sizeof(**a));
+            (*a)[(*na)++] = (struct answer){.seq = seq, .us = us, .accepted = kind == 'A'};
+        }
+    }
+    fclose(fp);
+    return 0;
+}
+
+/* Join every shard's Follows with every shard's answers: the Follow-to-Accept time is the
+ * answer's arrival minus the Follow's send, both on the wall clock (the shards' clocks are
+ * assumed in sync, NTP: a few ms). Into probes (the totals and the histogram) and the
+ * series (each answer in its wall-clock second). */
+static int join_follows(struct shard_in *in, size_t n, int64_t base, struct stats *st,
+                        struct probes *p, FILE *log, struct flood_err *err)
+{
+    struct follow *f = NULL;
+    struct answer *a = NULL;
+    size_t nf = 0, na = 0;
+    for (size_t i = 0; i < n; i++)
+        if (read_follows(in[i].dir, &f, &nf, &a, &na, err)) {
+            free(f);
+            free(a);
+            return -1;
+        }
+    qsort(f, nf, sizeof(*f), cmp_follow);
+    qsort(a, na, sizeof(*a), cmp_answer);
+    int64_t base_us = base * 1000000;
+    for (size_t i = 0; i < nf; i++)
+        probes_follow_sent(p, f[i].seq, (uint64_t)(f[i].us - base_us + 1000000000));
+    struct hist *sec = hist_new();
+    size_t cur = SIZE_MAX, cross = 0;
+    for (size_t i = 0; i < na; i++) {
+        uint64_t us = (uint64_t)(a[i].us - base_us + 1000000000);
+        struct follow key = {.seq = a[i].seq, .us = INT64_MIN};
+        size_t lo = 0, hi = nf;
+        while (lo < hi) { /* the first send of seq */
+            size_t mid = (lo + hi) / 2;
+            if (cmp_follow(&f[mid], &key) < 0)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        int known = lo < nf && f[lo].seq == a[i].seq;
+        if (probes_answer(p, a[i].seq, a[i].accepted, us) != 1 || !known)
+            continue;
+        int64_t s = a[i].us / 1000000 - base;
+        size_t si = s < 0 ? 0 : (size_t)s;
+        if (si != cur && cur != SIZE_MAX) {
+            struct stats_sec *x = sec_at(st, cur);
+            x->f2a_p50_ms = hist_value_at_percentile(sec, 50) / 1000.0;
+            x->f2a_p99_ms = hist_value_at_percentile(sec, 99) / 1000.0;
+            hist_reset(sec);
+        }
+        cur = si;
+        struct stats_sec *x = sec_at(st, si);
+        if (a[i].accepted) {
+            x->accepts++;
+            hist_record(sec, (uint64_t)(a[i].us > f[lo].us ? a[i].us - f[lo].us : 0));
+        } else
+            x->rejects++;
+        cross++;
+    }
+    if (cur != SIZE_MAX) {
+        struct stats_sec *x = sec_at(st, cur);
+        x->f2a_p50_ms = hist_value_at_percentile(sec, 50) / 1000.0;
+        x->f2a_p99_ms = hist_value_at_percentile(sec, 99) / 1000.0;
+    }
+    /* the answers are all in the series: none "after" it */
+    struct probes_second ps;
+    probes_take_second(p, &sec, &ps);
+    hist_free(sec);
+    fprintf(log, "merge: %zu Follows, %zu answers joined across shards (%zu closed a Follow)\n", nf,
+            na, cross);
+    free(f);
+    free(a);
+    return 0;
+}
+
+static int write_merged(const char *out, struct shard_in *in, size_t n, struct stats *st,
+                        struct probes *p, FILE *log, struct flood_err *err)
+{
+    json_t *config = json_deep_copy(json_object_get(in[0].run, "config"));
+    json_object_set_new(config, "out", json_string(out));
+    json_object_set_new(config, "shard", json_string("merged"));
+    json_t *inbound = json_object();
+    struct sender_result gen = {0};
+    json_t *dirs = json_array();
+    for (size_t i = 0; i < n; i++) {
+        add_numbers(inbound, json_object_get(in[i].run, "inbound"));
+        json_t *g = json_object_get(in[i].run, "generator");
+        gen.cpu_s += jget_d(g, "cpu_s");
+        gen.loop_cpu_s += jget_d(g, "loop_cpu_s");
+        gen.wall_s = dmax(gen.wall_s, jget_d(g, "wall_s"));
+        gen.lag_p99_ms = dmax(gen.lag_p99_ms, jget_d(g, "lag_p99_ms"));
+        gen.loop_cpu_share = dmax(gen.loop_cpu_share, jget_d(g, "loop_cpu_share"));
+        gen.saturated |= json_is_true(json_object_get(g, "saturated"));
+        gen.interrupted |= json_is_true(json_object_get(g, "interrupted"));
+        json_array_append_new(dirs, json_string(in[i].dir));
+    }
+    json_t *shard = json_deep_copy(in[0].shard);
+    json_object_del(shard, "index");
+    json_object_del(shard, "share");
+    json_object_set_new(shard, "merged", dirs);
+    char started[32], rate[128];
+    int64_t base = in[0].start;
+    for (size_t i = 1; i < n; i++)
+        base = in[i].start < base ? in[i].start : base;
+    results_iso8601((time_t)base, started, sizeof(started));
+    json_t *stages = json_object_get(config, "stages");
+    if (json_is_string(stages))
+        snprintf(rate, sizeof(rate), "%s", json_string_value(stages));
+    else
+        snprintf(rate, sizeof(rate), "%g/s", jget_d(config, "rate"));
+    struct results_info ri = {.started_at = started,
+                              .config = config,
+                              .inbound = inbound,
+                              .gen = &gen,
+                              .probes = p,
+                              .rate_text = rate,
+                              .duration_s = jget_d(config, "scheduled_duration_s"),
+                              .shard = shard,
+                              .no_follow_log = 1};
+    int rc = results_write(out, st, &ri, err);
+    if (rc == 0)
+        rc = report_write(out, err);
+    if (rc == 0)
+        results_print_table(log, st, &ri);
+    json_decref(config);
+    json_decref(inbound);
+    json_decref(shard);
+    return rc;
+}
+
+int merge_run(const char *out, char *const *dirs, size_t n, FILE *log, struct flood_err *err)
+{
+    if (n == 0) {
+        flood_err_set(err, FLOOD_EINVAL, "merge: no shard folder given");
+        return -1;
+    }
+    struct shard_in *in = flood_xcalloc(n, sizeof(*in));
+    struct stats *st = stats_new();
+    struct probes *p = probes_new();
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++)
+        rc = load_shard(&in[i], dirs[i], err);
+    if (!rc)
+        rc = check_shards(in, n, log, err);
+    int64_t base = in[0].start;
+    for (size_t i = 1; i < n && !rc; i++)
+        base = in[i].start < base ? in[i].start : base;
+    for (size_t i = 0; i < n && !rc; i++) {
+        if (results_exact_add(st, json_object_get(in[i].run, "exact"), err)) {
+            char m[sizeof(err->msg)];
+            snprintf(m, sizeof(m), "%s", err->msg);
+            flood_err_set(err, FLOOD_EINVAL, "merge: '%s': %s", in[i].dir, m);
+            rc = -1;
+        } else
+            add_series(st, &in[i], in[i].start - base);
+    }
+    if (!rc) {
+        stats_set_probes(st, p); /* the series carry the Follow-to-Accept keys */
+        rc = join_follows(in, n, base, st, p, log, err);
+    }
+    if (!rc) {
+        struct stats_counts t;
+        stats_totals(st, &t);
+        uint64_t want = jget_u64(in[0].shard, "activities");
+        const char *arrival = json_string_value(json_object_get(in[0].shard, "arrival"));
+        char line[256];
+        int own = stats_conservation(st, line, sizeof(line)) == 0;
+        int exact = !arrival || strcmp(arrival, "poisson") != 0;
+        fprintf(log, "merge: %s\n", line);
+        fprintf(log,
+                "merge: across shards: scheduled %" PRIu64 " %s the run's %" PRIu64
+                " activities%s\n",
+                t.scheduled, exact ? "=" : "~", want,
+                exact ? (t.scheduled == want ? ": ok" : ": VIOLATED") : " (Poisson: expected)");
+        if (!own || (exact && t.scheduled != want)) {
+            flood_err_set(err, FLOOD_EINVAL,
+                          "merge: conservation across shards violated (scheduled %" PRIu64
+                          ", the run has %" PRIu64 ")",
+                          t.scheduled, want);
+            rc = -1;
+        }
+    }
+    if (!rc)
+        rc = write_merged(out, in, n, st, p, log, err);
+    for (size_t i = 0; i < n; i++)
+        json_decref(in[i].run);
+    free(in);
+    stats_set_probes(st, NULL);
+    stats_free(st);
+    probes_free(p);
+    return rc;
+}

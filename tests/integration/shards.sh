@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# Shards (docs/SHARDS.md): scripts/shards.sh 2 (two network namespaces, nginx in a third)
+# sends exactly the unsharded run's activities (ids, intended times, operations), nginx's
+# access log counts the merged 2xx, the merged histograms are the shards' added exactly
+# and the counts a single run's; a Poisson run stripes the same way; an Accept reaching
+# another shard than its Follow is joined; missing, repeated or foreign shard folders are
+# refused; the state travels with its modes.
+. "$(dirname "$0")/lib.sh"
+. "$ROOT/tests/tools/run_lib.sh"
+
+SEED=7 RATE=200 DURATION=3s MIX=create=60,follow=25,undo=15
+S=$T_TMP/sh
+
+# 1. two shards in their own namespaces, merged
+OUT=$S SEED=$SEED RATE=$RATE DURATION=$DURATION MIX=$MIX FLOOD=$FLOOD \
+    timeout 300 "$ROOT/scripts/shards.sh" 2 >"$T_TMP/shards.out" 2>&1
+rc=$?
+if [ $rc = 77 ]; then
+    check 0 "scripts/shards.sh 2 # SKIP $(sed -n 's/^shards.sh: SKIP: //p' "$T_TMP/shards.out")"
+    NETNS=0
+else
+    check $rc "scripts/shards.sh 2 runs two namespaced shards, merges, nginx agrees" ||
+        sed 's/^/#   /' "$T_TMP/shards.out" | tail -20
+    NETNS=1
+fi
+
+# the unsharded run, same seed and schedule, on loopback against the sink
+start_sink --status 202
+frun --inbox "http://127.0.0.1:$SINK_PORT/inbox" --rate $RATE --duration $DURATION \
+    --seed $SEED --mix $MIX --instances 20 --actors 10 --log-sends "$T_TMP/single.sends"
+stop_sink
+check "$RUN_RC" "the unsharded run" || show_run
+SINGLE=$RUN_DIR
+
+if [ $NETNS = 1 ]; then
+    cut -d' ' -f1-3 "$S/shard-0.sends" "$S/shard-1.sends" | sort -n >"$T_TMP/union"
+    cut -d' ' -f1-3 "$T_TMP/single.sends" | sort -n >"$T_TMP/single"
+    cmp -s "$T_TMP/union" "$T_TMP/single"
+    check $? "the shards' activities (number, intended ns, operation) = the unsharded run's, $(wc -l <"$T_TMP/single") of them"
+    expect_eq "$(cut -d' ' -f1 "$S/shard-0.sends" "$S/shard-1.sends" | sort | uniq -d | wc -l)" 0 \
+        "no activity sent by both shards"
+    expect_eq "$(awk '$1 % 2 != 0' "$S/shard-0.sends" | wc -l)/$(awk '$1 % 2 != 1' "$S/shard-1.sends" | wc -l)" 0/0 \
+        "shard K sends exactly the activities n with n mod 2 == K"
+    expect_eq "$(jq -r .shard.run "$S/shard-0/run.json")" "$(jq -r .shard.run "$S/shard-1/run.json")" \
+        "both shards carry the same run id (from --seed and --start-at)"
+    M=$S/merged/run.json
+    expect_eq "$(jq -c '[.totals.scheduled, .totals.sent, ([.operations[] | .scheduled])]' "$M")" \
+        "$(jq -c '[.totals.scheduled, .totals.sent, ([.operations[] | .scheduled])]' "$SINGLE/run.json")" \
+        "merged totals and per-operation counts = the single run's"
+    # the merged histograms are exactly the shards' added up, bucket by bucket
+    python3 - "$M" "$S/shard-0/run.json" "$S/shard-1/run.json" <<'PY'
+import json, sys
+from collections import Counter
+def parse(t):
+    f = dict(kv.split("=", 1) for kv in t.split()[1:])
+    b = Counter()
+    for x in filter(None, f["buckets"].split(",")):
+        lo, c = x.split(":"); b[int(lo)] += int(c)
+    return int(f["count"]), int(f["min"]), int(f["max"]), int(f["sum"]), b
+m, shards = json.load(open(sys.argv[1])), [json.load(open(p)) for p in sys.argv[2:]]
+for op, e in m["exact"]["ops"].items():
+    for k in ("latency", "service", "lag"):
+        parts = [parse(s["exact"]["ops"][op][k]) for s in shards]
+        got = parse(e[k])
+        want = (sum(p[0] for p in parts), sum(p[3] for p in parts),
+                sum((p[4] for p in parts), Counter()))
+        assert (got[0], got[3], got[4]) == want, (op, k)
+        if got[0]:
+            assert got[1] == min(p[1] for p in parts if p[0]) and got[2] == max(p[2] for p in parts), (op, k)
+PY
+    check $? "merged histograms = the shards' merged bucket by bucket (count, min, max, sum exact)"
+    expect_eq "$(jq '.totals.latency_ms.count' "$M")" "$(jq '.totals.latency_ms.count' "$SINGLE/run.json")" \
+        "merged latency count = the single run's"
+    expect_eq "$(jq '[.series[].sent] | add' "$M")" "$(jq .totals.sent "$M")" \
+        "the merged series (wall-clock seconds) adds up to the sent total"
+    [ -s "$S/merged/report.html" ] && [ -s "$S/merged/latency-all.hgrm" ] && [ -s "$S/merged/summary.md" ]
+    check $? "merge wrote report.html, the .hgrm set and summary.md"
+    a=$(find "$S/work/state" -name '*.pem' -printf '%m %P\n' | sort | md5sum)
+    b=$(find "$S/work/state-1" -name '*.pem' -printf '%m %P\n' | sort | md5sum)
+    expect_eq "$b" "$a" "the state exported and imported with tar keeps every key and its mode"
+    expect_eq "$(find "$S/work/state-1" -name '*.pem' ! -perm 600 | wc -l)" 0 "keys stay 0600"
+fi
+
+# 2. Poisson arrivals stripe the same way (two shards on loopback, no namespaces)
+T=$(($(date +%s) + 2))
+start_sink --status 202
+for k in 0 1; do
+    frun_bg --inbox "http://127.0.0.1:$SINK_PORT/inbox" --rate 300 --duration 2s --seed 3 \
+        --arrival poisson --mix $MIX --shard $k/2 --start-at $T --log-sends "$T_TMP/p$k.sends" --quiet
+    eval "P$k=\$RUN_DIR PID$k=\$RUN_PID"
+done
+wait "$PID0"; r0=$?
+wait "$PID1"; r1=$?
+frun --inbox "http://127.0.0.1:$SINK_PORT/inbox" --rate 300 --duration 2s --seed 3 \
+    --arrival poisson --mix $MIX --log-sends "$T_TMP/p.sends" --quiet
+stop_sink
+expect_eq "$r0/$r1/$RUN_RC" 0/0/0 "two Poisson shards and the unsharded run ran"
+cut -d' ' -f1-3 "$T_TMP/p0.sends" "$T_TMP/p1.sends" | sort -n >"$T_TMP/pu"
+cut -d' ' -f1-3 "$T_TMP/p.sends" | sort -n >"$T_TMP/ps"
+cmp -s "$T_TMP/pu" "$T_TMP/ps"
+check $? "Poisson: the shards' activities and intended times = the unsharded run's ($(wc -l <"$T_TMP/ps"))"
+"$FLOOD" merge "$T_TMP/pm" "$P0" "$P1" >"$T_TMP/pm.out" 2>&1
+check $? "Poisson shards merge" || cat "$T_TMP/pm.out"
+expect_eq "$(jq .totals.scheduled "$T_TMP/pm/run.json")" "$(wc -l <"$T_TMP/ps")" \
+    "merged Poisson scheduled = the unsharded run's"
+
+# 3. an Accept reaching the other shard: shard 1 receives the Accepts of shard 0's Follows
+cp -r "$P0" "$T_TMP/a0" && cp -r "$P1" "$T_TMP/a1"
+awk -F'\t' '$1 == "F" {printf "A\t%s\t%.0f\n", $2, $3 + 50000}' "$P0/follows.tsv" >>"$T_TMP/a1/follows.tsv"
+nf=$(grep -c '^F' "$P0/follows.tsv")
+"$FLOOD" merge "$T_TMP/am" "$T_TMP/a0" "$T_TMP/a1" >"$T_TMP/am.out" 2>&1
+check $? "merge with Accepts on the other shard" || cat "$T_TMP/am.out"
+expect_eq "$(jq -c '[.probes.follows_sent, .probes.accepted, .probes.unknown]' "$T_TMP/am/run.json")" \
+    "[$(jq .probes.follows_sent "$T_TMP/pm/run.json"),$nf,0]" \
+    "every Accept joined to its Follow across shards, none unknown"
+expect_eq "$(jq '.probes.follow_to_accept_ms.p50 >= 50 and .probes.follow_to_accept_ms.p99 <= 50.05' "$T_TMP/am/run.json")" true \
+    "Follow-to-Accept = Accept arrival - Follow send on the wall clock (50 ms, within 0.1%)"
+expect_eq "$(jq '[.series[].accepts] | add' "$T_TMP/am/run.json")" "$nf" \
+    "each joined Accept lands in its wall-clock second of the series"
+
+# 4. refusals
+"$FLOOD" merge "$T_TMP/r1" "$P0" >"$T_TMP/r1.out" 2>&1
+expect_eq "$?/$(grep -c 'shard 1/2 missing' "$T_TMP/r1.out")" 1/1 "a missing shard is refused, named"
+"$FLOOD" merge "$T_TMP/r2" "$P0" "$SINGLE" >"$T_TMP/r2.out" 2>&1
+expect_eq "$?/$(grep -c 'is from another run' "$T_TMP/r2.out")" 1/1 "a folder from another run is refused"
+"$FLOOD" merge "$T_TMP/r3" "$P0" "$P0" >"$T_TMP/r3.out" 2>&1
+expect_eq "$?/$(grep -c 'given twice' "$T_TMP/r3.out")" 1/1 "a shard given twice is refused"
+"$FLOOD" merge "$T_TMP/r4" "$P0" "$T_TMP/nowhere" >"$T_TMP/r4.out" 2>&1
+expect_eq "$?/$(grep -c 'no run.json' "$T_TMP/r4.out")" 1/1 "a folder without run.json is refused"
+[ ! -e "$T_TMP/r1" ] && [ ! -e "$T_TMP/r2/run.json" ]
+check $? "a refused merge writes nothing"
+
+# 5. usage
+"$FLOOD" run --inbox http://127.0.0.1:9/inbox --rate 1 --duration 1s --shard 2/2 >/dev/null 2>"$T_TMP/u1"
+expect_eq "$?/$(grep -c 'K/N with 0 <= K < N' "$T_TMP/u1")" 2/1 "--shard 2/2 refused (K counts from 0)"
+"$FLOOD" run --inbox http://127.0.0.1:9/inbox --rate 1 --duration 1s --shard 0/2 >/dev/null 2>"$T_TMP/u2"
+expect_eq "$?/$(grep -c 'needs --start-at' "$T_TMP/u2")" 2/1 "--shard without --start-at refused"
+"$FLOOD" run --inbox http://127.0.0.1:9/inbox --rate 1 --duration 1s --start-at $(($(date +%s) - 3600)) >/dev/null 2>"$T_TMP/u3"
+expect_eq "$?/$(grep -c 'in the past' "$T_TMP/u3")" 2/1 "a start an hour ago refused"
+done_testing
