@@ -121,10 +121,13 @@ static void ids_of(const struct wf_crowd *c, const struct wf_act_from *f, struct
 static void crowd_mention(const struct wf_crowd *c, const struct wf_post_mention *m,
                           char href[WF_URL_MAX], char name[WF_MENTION_MAX])
 {
-    char user[WF_NAME_MAX], host[WF_HOST_MAX];
+    char user[WF_NAME_MAX], base[WF_URL_MAX];
     wf_actor_url(c, m->instance, m->actor, href);
     wf_actor_name(m->actor, user);
-    wf_host(c, m->instance, host);
+    wf_base_url(c, m->instance, base);
+    /* the host as the crowd's URLs carry it, with their port: @user1@flood1.test:8080 */
+    const char *host = strstr(base, "://");
+    host = host ? host + 3 : base;
     snprintf(name, WF_MENTION_MAX, "@%.60s@%.250s", user, host);
 }
 

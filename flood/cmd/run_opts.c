@@ -57,6 +57,7 @@ enum {
     RUN_OPT_REPLY_DEPTH,
     RUN_OPT_UNSEEN,
     RUN_OPT_UNDO_SHARE,
+    RUN_OPT_ROTATE_KEYS,
     RUN_OPT_REPLAY,
     RUN_OPT_REPLAY_SPEED,
 };
@@ -73,6 +74,7 @@ static const struct option run_own_options[] = {
     {"reply-depth", required_argument, NULL, RUN_OPT_REPLY_DEPTH},
     {"unseen", required_argument, NULL, RUN_OPT_UNSEEN},
     {"undo-share", required_argument, NULL, RUN_OPT_UNDO_SHARE},
+    {"rotate-keys", required_argument, NULL, RUN_OPT_ROTATE_KEYS},
     {"replay", required_argument, NULL, RUN_OPT_REPLAY},
     {"replay-speed", required_argument, NULL, RUN_OPT_REPLAY_SPEED},
     {"seed", required_argument, NULL, RUN_OPT_SEED},
@@ -149,6 +151,8 @@ static const char run_help[] =
     "                       target never saw, so it must fetch it (default 50)\n"
     "  --undo-share P       % of like/announce/emoji-react sent as the Undo of an earlier one\n"
     "                       (default 0)\n"
+    "  --rotate-keys P      % of update-actor that rotate the actor's key (same keyId, another\n"
+    "                       key of the pool; later activities signed with it; default 0)\n"
     "  --replay FILE        replay a real inbox's arrival pattern instead of a rate: an\n"
     "                       access log (combined format; POSTs to inbox paths) or a CSV\n"
     "                       time,origin,type. Only its times, origins and types are used:\n"
@@ -307,7 +311,8 @@ static int run_opt_load(struct run_opts *ro, int id, const char *arg, struct flo
         return 0;
     case RUN_OPT_REPLY_DEPTH:
     case RUN_OPT_UNSEEN:
-    case RUN_OPT_UNDO_SHARE: {
+    case RUN_OPT_UNDO_SHARE:
+    case RUN_OPT_ROTATE_KEYS: {
         uint64_t max = id == RUN_OPT_REPLY_DEPTH ? 64 : 100;
         char tmp[32];
         snprintf(tmp, sizeof(tmp), "%s", arg);
@@ -316,15 +321,17 @@ static int run_opt_load(struct run_opts *ro, int id, const char *arg, struct flo
             tmp[n - 1] = '\0';
         if (parse_u64(tmp, id == RUN_OPT_REPLY_DEPTH ? 1 : 0, max, &u)) {
             flood_err_set(e, FLOOD_EINVAL, "--%s: expected 0..%u, got '%s'",
-                          id == RUN_OPT_REPLY_DEPTH ? "reply-depth"
-                          : id == RUN_OPT_UNSEEN    ? "unseen"
-                                                    : "undo-share",
+                          id == RUN_OPT_REPLY_DEPTH   ? "reply-depth"
+                          : id == RUN_OPT_UNSEEN      ? "unseen"
+                          : id == RUN_OPT_ROTATE_KEYS ? "rotate-keys"
+                                                      : "undo-share",
                           (unsigned)max, arg);
             return -1;
         }
-        *(id == RUN_OPT_REPLY_DEPTH ? &ro->reply_depth
-          : id == RUN_OPT_UNSEEN    ? &ro->unseen_pct
-                                    : &ro->undo_pct) = (unsigned)u;
+        *(id == RUN_OPT_REPLY_DEPTH   ? &ro->reply_depth
+          : id == RUN_OPT_UNSEEN      ? &ro->unseen_pct
+          : id == RUN_OPT_ROTATE_KEYS ? &ro->rotate_pct
+                                      : &ro->undo_pct) = (unsigned)u;
         return 0;
     }
     case RUN_OPT_SEED:
@@ -777,6 +784,7 @@ json_t *run_opts_config_json(const struct run_opts *ro, const struct crowd_opts 
     json_object_set_new(c, "reply_depth", json_integer(ro->reply_depth));
     json_object_set_new(c, "unseen_pct", json_integer(ro->unseen_pct));
     json_object_set_new(c, "undo_share_pct", json_integer(ro->undo_pct));
+    json_object_set_new(c, "rotate_keys_pct", json_integer(ro->rotate_pct));
     json_object_set_new(c, "seed", json_integer((json_int_t)ro->seed));
     json_object_set_new(c, "signers", json_integer(ro->signers));
     json_object_set_new(c, "sign", json_string(ro->sign_s ? ro->sign_s : "cavage"));

@@ -188,7 +188,9 @@ static int sign_headers(struct signer *s, struct signer_req *r, int d, struct si
     crowd_key_id(s->crowd, r->instance, r->actor, key_id);
     struct sign_params p = {
         .dialect = (enum sign_dialect)d,
-        .key = r->bad == BAD_WRONG_KEY ? s->rogue : crowd_key(s->crowd, r->instance, r->actor),
+        .key = r->bad == BAD_WRONG_KEY ? s->rogue
+               : r->key                ? r->key
+                                       : crowd_key(s->crowd, r->instance, r->actor),
         .key_id = key_id,
         .now = r->bad == BAD_STALE_DATE ? now - STALE_SECONDS : now,
     };
@@ -231,6 +233,7 @@ static struct signer_req *make_req(struct signer *s, struct workload_item *it, i
     r->op = it->op;
     r->instance = it->instance;
     r->actor = it->actor;
+    r->key = it->key;
     r->url = it->inbox;
     r->body = it->body;
     r->body_len = it->body_len;
@@ -330,7 +333,7 @@ static void *signer_main(void *arg)
         s->next_t = sched_next(&s->sched);
         struct workload_item it = {0};
         struct flood_err e = {0};
-        int rc = workload_build_at(s->w, seq, (time_t)((s->wall0_ns + t) / 1000000000), &it, &e);
+        int rc = workload_build_at_ns(s->w, seq, s->wall0_ns + t, &it, &e);
         pthread_mutex_unlock(&s->lock);
         struct signer_req *r = NULL;
         if (rc == 0) {
