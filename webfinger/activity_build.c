@@ -9,7 +9,7 @@
  *   Create unrelated to a local account. The plain form (post NULL) is the historical note.
  * - A reply carries inReplyTo; Mastodon and GoToSocial then fetch the parent chain.
  * - Announce: id, type, actor, object a URI (Misskey re-fetches even an embedded one),
- *   to Public, cc the author and the followers.
+ *   to Public, cc the author, the persona (when it is not the author) and the followers.
  * - Update(Note): the Note again (same id), with `updated` later than `published`.
  * - Delete: object a Tombstone {id, type, formerType: Note}, to Public.
  * - Question: oneOf/anyOf items {type: Note, name, replies: {type: Collection,
@@ -481,6 +481,11 @@ static void write_reaction(struct wf_jo *j, const struct wf_crowd *c, const stru
         wf_jo_arr(j, "cc");
         if (a->object_author)
             wf_jo_str(j, NULL, a->object_author);
+        /* an Announce of a post the persona did not write (a crowd note) is addressed to
+         * it too: Mastodon takes an Announce of a remote post only from an account it
+         * follows or one that addresses a local account */
+        if (a->p.actor && (!a->object_author || strcmp(a->p.actor, a->object_author)))
+            wf_jo_str(j, NULL, a->p.actor);
         wf_jo_str(j, NULL, d->followers);
         wf_jo_end(j);
         wf_jo_str(j, "object", a->object_id);
