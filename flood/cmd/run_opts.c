@@ -139,9 +139,9 @@ static const char run_help[] =
     "  --mix M              create=70,like=20,follow=10 (default; like=0 when nothing can be\n"
     "                       liked); also undo, announce, reply, update, delete,\n"
     "                       update-actor, question, vote, emoji-react (README: what each sends)\n"
-    "  --content P          what posts carry: plain (default: one mention, short), default\n"
-    "                       (realistic: length, mentions, hashtags, visibility, CWs,\n"
-    "                       languages, emoji, links, media), heavy (more, bigger media)\n"
+    "  --content P          what posts carry: default (realistic: length, mentions,\n"
+    "                       hashtags, visibility, CWs, languages, emoji, links, media),\n"
+    "                       heavy (more, bigger media), plain (one mention, short)\n"
     "  --content-opt K=V,.. change one part of the profile: length=MEDIAN, length-max=N,\n"
     "                       mentions=A-B, hashtags=A-B, zipf=S, visibility=PUB/UNL/FOL/DIR,\n"
     "                       cw=P%, emoji=P%, links=P%, media=P%, media-count=N,\n"
@@ -631,7 +631,7 @@ void run_opts_init(struct run_opts *ro)
     ro->reply_depth = 3;
     ro->unseen_pct = 50;
     ro->replay_speed = 1;
-    if (wf_content_profile("plain", &ro->content, NULL) < 0)
+    if (wf_content_profile("default", &ro->content, NULL) < 0)
         abort();
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     ro->signers = cores > 1 ? (int)(cores - 1) : 1;
@@ -778,7 +778,7 @@ json_t *run_opts_config_json(const struct run_opts *ro, const struct crowd_opts 
     for (int i = 0; i < OP__COUNT; i++)
         json_object_set_new(mix, op_name((enum op_kind)i), json_integer(ro->mix[i]));
     json_object_set_new(c, "mix", mix);
-    json_object_set_new(c, "content", json_string(ro->content_s ? ro->content_s : "plain"));
+    json_object_set_new(c, "content", json_string(ro->content_s ? ro->content_s : "default"));
     json_object_set_new(c, "content_opt",
                         ro->content_opt_s ? json_string(ro->content_opt_s) : json_null());
     json_object_set_new(c, "reply_depth", json_integer(ro->reply_depth));
