@@ -9,7 +9,7 @@
  *   Create unrelated to a local account. The plain form (post NULL) is the historical note.
  * - A reply carries inReplyTo; Mastodon and GoToSocial then fetch the parent chain.
  * - Announce: id, type, actor, object a URI (Misskey re-fetches even an embedded one),
- *   to Public, cc the author and the followers.
+ *   to Public, cc the author, the persona (when it is not the author) and the followers.
  * - Update(Note): the Note again (same id), with `updated` later than `published`.
  * - Delete: object a Tombstone {id, type, formerType: Note}, to Public.
  * - Question: oneOf/anyOf items {type: Note, name, replies: {type: Collection,
@@ -175,10 +175,13 @@ static void ids_of(const struct wf_crowd *c, const struct wf_act_from *f, struct
 static void crowd_mention(const struct wf_crowd *c, const struct wf_post_mention *m,
                           char href[WF_URL_MAX], char name[WF_MENTION_MAX])
 {
-    char user[WF_NAME_MAX], host[WF_HOST_MAX];
+    char user[WF_NAME_MAX], base[WF_URL_MAX];
     wf_actor_url(c, m->instance, m->actor, href);
     wf_actor_name(m->actor, user);
-    wf_host(c, m->instance, host);
+    wf_base_url(c, m->instance, base);
+    /* the host as the crowd's URLs carry it, with their port: @user1@flood1.test:8080 */
+    const char *host = strstr(base, "://");
+    host = host ? host + 3 : base;
     snprintf(name, WF_MENTION_MAX, "@%.60s@%.250s", user, host);
 }
 
@@ -533,6 +536,11 @@ static void write_reaction(struct wf_jo *j, const struct wf_crowd *c, const stru
         wf_jo_arr(j, "cc");
         if (a->object_author)
             wf_jo_str(j, NULL, a->object_author);
+        /* an Announce of a post the persona did not write (a crowd note) is addressed to
+         * it too: Mastodon takes an Announce of a remote post only from an account it
+         * follows or one that addresses a local account */
+        if (a->p.actor && (!a->object_author || strcmp(a->p.actor, a->object_author)))
+            wf_jo_str(j, NULL, a->p.actor);
         wf_jo_str(j, NULL, d->followers);
         wf_jo_end(j);
         wf_jo_str(j, "object", a->object_id);

@@ -169,13 +169,20 @@ void wf_emoji_url(const struct wf_crowd *c, int instance, const char *name, char
     snprintf(out, WF_URL_MAX, "%.400s/emoji/%.32s.png", base, name);
 }
 
+int wf_emoji_name_ok(const char *s, size_t len)
+{
+    if (len == 0 || len >= WF_EMOJI_NAME_MAX)
+        return 0;
+    for (size_t i = 0; i < len; i++)
+        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+            return 0;
+    return 1;
+}
+
 int wf_emoji_parse(const char *s, size_t len, char out[WF_EMOJI_NAME_MAX])
 {
-    if (len < 5 || len - 4 >= WF_EMOJI_NAME_MAX || memcmp(s + len - 4, ".png", 4))
+    if (len < 5 || memcmp(s + len - 4, ".png", 4) || !wf_emoji_name_ok(s, len - 4))
         return -1;
-    for (size_t i = 0; i < len - 4; i++)
-        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
-            return -1;
     memcpy(out, s, len - 4);
     out[len - 4] = '\0';
     return 0;

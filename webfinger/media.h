@@ -11,6 +11,7 @@
  *   BASE/pages/ID                 an HTML page with og:title, og:description, og:image (a
  *                                 media URL of the same instance) and og:url
  *   BASE/emoji/NAME.png           custom emoji NAME (a-z 0-9 _, at most 32), 64 x 64
+ *   BASE/emoji/NAME               its Emoji object (the id of a post's Emoji tag; page.h)
  *   BASE/users/NAME/avatar.png    the actor's avatar, square, about 120 KB
  *   BASE/users/NAME/header.png    the actor's header, 3:1, about 300 KB
  * The images are PNG, 8-bit RGB, one colour, with stored (uncompressed) deflate blocks, so
@@ -63,6 +64,8 @@ void wf_avatar_url(const struct wf_crowd *c, int instance, int actor, int avatar
 
 /* Custom emoji: BASE/emoji/NAME.png into out[WF_URL_MAX] (name checked by the caller). */
 void wf_emoji_url(const struct wf_crowd *c, int instance, const char *name, char out[WF_URL_MAX]);
+/* 1 when s (len bytes) is an emoji name: a-z 0-9 _, 1 to 32 of them. */
+int wf_emoji_name_ok(const char *s, size_t len);
 /* Parse "NAME.png" (len bytes): 0 and name copied into out, or -1. */
 int wf_emoji_parse(const char *s, size_t len, char out[WF_EMOJI_NAME_MAX]);
 /* The emoji's image (64 x 64, its id from its name). */

@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "webfinger/media.h"
 
@@ -78,4 +79,27 @@ void wf_page(const struct wf_crowd *c, int instance, uint64_t id, struct wf_doc 
     out->content_type = WF_CT_HTML;
     out->body = body;
     out->len = (size_t)n;
+}
+
+void wf_emoji_doc(const struct wf_crowd *c, int instance, const char *name, struct wf_doc *out)
+{
+    if (instance < 1 || instance > c->instances || !name || !wf_emoji_name_ok(name, strlen(name))) {
+        wf_error(404, "emoji: no such emoji", out);
+        return;
+    }
+    char base[WF_URL_MAX], icon[WF_URL_MAX];
+    wf_base_url(c, instance, base);
+    wf_emoji_url(c, instance, name, icon);
+    /* the name is a-z 0-9 _ and the URLs are ours: nothing to escape */
+    char *body = flood_xasprintf(
+        "{\"@context\":[\"https://www.w3.org/ns/activitystreams\",{\"toot\":\"http://"
+        "joinmastodon.org/ns#\","
+        "\"Emoji\":\"toot:Emoji\"}],\"id\":\"%s/emoji/%s\",\"type\":\"Emoji\","
+        "\"name\":\":%s:\",\"icon\":{\"type\":\"Image\",\"mediaType\":\"image/png\","
+        "\"url\":\"%s\"}}",
+        base, name, name, icon);
+    out->status = 200;
+    out->content_type = WF_CT_ACTIVITY;
+    out->body = body;
+    out->len = strlen(body);
 }

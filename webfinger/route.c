@@ -113,6 +113,10 @@ int wf_route_path(const struct wf_crowd *c, int instance, const char *path, size
     }
     if (starts(path, len, "/emoji/")) {
         char name[WF_EMOJI_NAME_MAX];
+        if (wf_emoji_name_ok(path + 7, len - 7)) {
+            out->kind = WF_ROUTE_EMOJI_DOC;
+            return 0;
+        }
         if (wf_emoji_parse(path + 7, len - 7, name) < 0)
             return 404;
         out->kind = WF_ROUTE_EMOJI;

@@ -86,6 +86,7 @@ enum wf_route_kind {
     WF_ROUTE_EMOJI,        /* /emoji/NAME.png */
     WF_ROUTE_AVATAR,       /* /users/NAME/avatar.png, /actor/avatar.png */
     WF_ROUTE_HEADER,       /* /users/NAME/header.png, /actor/header.png */
+    WF_ROUTE_EMOJI_DOC,    /* /emoji/NAME: the Emoji object a tag's id names (page.h) */
 };
 
 /* One image: what its URL says (the URL forms are in webfinger/media.h). */

@@ -103,6 +103,13 @@ static int tramp_object(void *ctx, const struct server_req *req, struct wf_doc *
     return w ? workload_object_hook(w, req, out) : 0;
 }
 
+static int tramp_actor(void *ctx, const struct server_req *req, struct wf_doc *out)
+{
+    struct hook_ctx *h = ctx;
+    struct workload *w = atomic_load(&h->w);
+    return w ? workload_actor_hook(w, req, out) : 0;
+}
+
 struct run;
 static void run_tick(void *ctx, const struct stats *st, uint64_t in_flight);
 
@@ -285,6 +292,7 @@ static int run_crowd(struct run *r, struct flood_err *err)
                                  .inbox = tramp_inbox,
                                  .fault = tramp_fault,
                                  .object = tramp_object,
+                                 .actor = tramp_actor,
                                  .served = tramp_served};
     RUN_BLOCKED(r, r->srv = server_start(r->crowd, &hooks, err));
     if (!r->srv)
@@ -339,6 +347,7 @@ static int run_target(struct run *r, struct flood_err *err)
                                .reply_depth = ro->reply_depth,
                                .unseen_pct = ro->unseen_pct,
                                .undo_pct = ro->undo_pct,
+                               .rotate_pct = ro->rotate_pct,
                                .pin_instance = ro->pin_instance,
                                .pin_op = ro->pin_op,
                                .n_pin = ro->replay_path ? ro->replay.n : 0};

@@ -58,6 +58,7 @@ enum {
     RUN_OPT_REPLY_DEPTH,
     RUN_OPT_UNSEEN,
     RUN_OPT_UNDO_SHARE,
+    RUN_OPT_ROTATE_KEYS,
     RUN_OPT_REPLAY,
     RUN_OPT_REPLAY_SPEED,
     RUN_OPT_SHARD,
@@ -77,6 +78,7 @@ static const struct option run_own_options[] = {
     {"reply-depth", required_argument, NULL, RUN_OPT_REPLY_DEPTH},
     {"unseen", required_argument, NULL, RUN_OPT_UNSEEN},
     {"undo-share", required_argument, NULL, RUN_OPT_UNDO_SHARE},
+    {"rotate-keys", required_argument, NULL, RUN_OPT_ROTATE_KEYS},
     {"replay", required_argument, NULL, RUN_OPT_REPLAY},
     {"replay-speed", required_argument, NULL, RUN_OPT_REPLAY_SPEED},
     {"seed", required_argument, NULL, RUN_OPT_SEED},
@@ -144,9 +146,9 @@ static const char run_help[] =
     "  --mix M              create=70,like=20,follow=10 (default; like=0 when nothing can be\n"
     "                       liked); also undo, announce, reply, update, delete,\n"
     "                       update-actor, question, vote, emoji-react (README: what each sends)\n"
-    "  --content P          what posts carry: plain (default: one mention, short), default\n"
-    "                       (realistic: length, mentions, hashtags, visibility, CWs,\n"
-    "                       languages, emoji, links, media), heavy (more, bigger media)\n"
+    "  --content P          what posts carry: default (realistic: length, mentions,\n"
+    "                       hashtags, visibility, CWs, languages, emoji, links, media),\n"
+    "                       heavy (more, bigger media), plain (one mention, short)\n"
     "  --content-opt K=V,.. change one part of the profile: length=MEDIAN, length-max=N,\n"
     "                       mentions=A-B, hashtags=A-B, zipf=S, visibility=PUB/UNL/FOL/DIR,\n"
     "                       cw=P%, emoji=P%, links=P%, media=P%, media-count=N,\n"
@@ -156,6 +158,8 @@ static const char run_help[] =
     "                       target never saw, so it must fetch it (default 50)\n"
     "  --undo-share P       % of like/announce/emoji-react sent as the Undo of an earlier one\n"
     "                       (default 0)\n"
+    "  --rotate-keys P      % of update-actor that rotate the actor's key (same keyId, another\n"
+    "                       key of the pool; later activities signed with it; default 0)\n"
     "  --replay FILE        replay a real inbox's arrival pattern instead of a rate: an\n"
     "                       access log (combined format; POSTs to inbox paths) or a CSV\n"
     "                       time,origin,type. Only its times, origins and types are used:\n"
@@ -322,7 +326,8 @@ static int run_opt_load(struct run_opts *ro, int id, const char *arg, struct flo
         return 0;
     case RUN_OPT_REPLY_DEPTH:
     case RUN_OPT_UNSEEN:
-    case RUN_OPT_UNDO_SHARE: {
+    case RUN_OPT_UNDO_SHARE:
+    case RUN_OPT_ROTATE_KEYS: {
         uint64_t max = id == RUN_OPT_REPLY_DEPTH ? 64 : 100;
         char tmp[32];
         snprintf(tmp, sizeof(tmp), "%s", arg);
@@ -331,15 +336,17 @@ static int run_opt_load(struct run_opts *ro, int id, const char *arg, struct flo
             tmp[n - 1] = '\0';
         if (parse_u64(tmp, id == RUN_OPT_REPLY_DEPTH ? 1 : 0, max, &u)) {
             flood_err_set(e, FLOOD_EINVAL, "--%s: expected 0..%u, got '%s'",
-                          id == RUN_OPT_REPLY_DEPTH ? "reply-depth"
-                          : id == RUN_OPT_UNSEEN    ? "unseen"
-                                                    : "undo-share",
+                          id == RUN_OPT_REPLY_DEPTH   ? "reply-depth"
+                          : id == RUN_OPT_UNSEEN      ? "unseen"
+                          : id == RUN_OPT_ROTATE_KEYS ? "rotate-keys"
+                                                      : "undo-share",
                           (unsigned)max, arg);
             return -1;
         }
-        *(id == RUN_OPT_REPLY_DEPTH ? &ro->reply_depth
-          : id == RUN_OPT_UNSEEN    ? &ro->unseen_pct
-                                    : &ro->undo_pct) = (unsigned)u;
+        *(id == RUN_OPT_REPLY_DEPTH   ? &ro->reply_depth
+          : id == RUN_OPT_UNSEEN      ? &ro->unseen_pct
+          : id == RUN_OPT_ROTATE_KEYS ? &ro->rotate_pct
+                                      : &ro->undo_pct) = (unsigned)u;
         return 0;
     }
     case RUN_OPT_SEED:
@@ -648,7 +655,7 @@ void run_opts_init(struct run_opts *ro)
     ro->reply_depth = 3;
     ro->unseen_pct = 50;
     ro->replay_speed = 1;
-    if (wf_content_profile("plain", &ro->content, NULL) < 0)
+    if (wf_content_profile("default", &ro->content, NULL) < 0)
         abort();
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     ro->signers = cores > 1 ? (int)(cores - 1) : 1;
@@ -804,12 +811,13 @@ json_t *run_opts_config_json(const struct run_opts *ro, const struct crowd_opts 
     for (int i = 0; i < OP__COUNT; i++)
         json_object_set_new(mix, op_name((enum op_kind)i), json_integer(ro->mix[i]));
     json_object_set_new(c, "mix", mix);
-    json_object_set_new(c, "content", json_string(ro->content_s ? ro->content_s : "plain"));
+    json_object_set_new(c, "content", json_string(ro->content_s ? ro->content_s : "default"));
     json_object_set_new(c, "content_opt",
                         ro->content_opt_s ? json_string(ro->content_opt_s) : json_null());
     json_object_set_new(c, "reply_depth", json_integer(ro->reply_depth));
     json_object_set_new(c, "unseen_pct", json_integer(ro->unseen_pct));
     json_object_set_new(c, "undo_share_pct", json_integer(ro->undo_pct));
+    json_object_set_new(c, "rotate_keys_pct", json_integer(ro->rotate_pct));
     json_object_set_new(c, "seed", json_integer((json_int_t)ro->seed));
     json_object_set_new(c, "signers", json_integer(ro->signers));
     json_object_set_new(c, "sign", json_string(ro->sign_s ? ro->sign_s : "cavage"));

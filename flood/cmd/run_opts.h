@@ -31,7 +31,7 @@ struct run_opts {
     unsigned mix[OP__COUNT];
     const char *content_s, *content_opt_s; /* --content, --content-opt */
     struct wf_content_profile content;     /* settled from them */
-    unsigned reply_depth, unseen_pct, undo_pct;
+    unsigned reply_depth, unseen_pct, undo_pct, rotate_pct;
     uint64_t seed;
     int signers;
     const char *sign_s;

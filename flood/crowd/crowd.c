@@ -530,9 +530,28 @@ static size_t key_slot(const struct crowd *c, int instance, int actor)
     return (size_t)(crowd_actor_index(c, instance, actor) % c->n_keys);
 }
 
+/* Rotation rot (0 = the actor's own slot) of an actor: base + rot x step, step in 1..K-1
+ * drawn from the actor's index, so two rotations in a row never share a key. */
+static size_t key_slot_rot(const struct crowd *c, int instance, int actor, uint32_t rot)
+{
+    size_t base = key_slot(c, instance, actor);
+    if (rot == 0 || c->n_keys < 2)
+        return base;
+    uint64_t x = crowd_actor_index(c, instance, actor) * UINT64_C(0x9e3779b97f4a7c15);
+    x = (x ^ (x >> 31)) * UINT64_C(0xbf58476d1ce4e5b9);
+    x ^= x >> 29;
+    uint64_t step = 1 + x % (c->n_keys - 1);
+    return (size_t)((base + (uint64_t)rot * step) % c->n_keys);
+}
+
 const struct sign_key *crowd_key(const struct crowd *c, int instance, int actor)
 {
     return c->keys[key_slot(c, instance, actor)];
+}
+
+const struct sign_key *crowd_key_rot(const struct crowd *c, int instance, int actor, uint32_t rot)
+{
+    return c->keys[key_slot_rot(c, instance, actor, rot)];
 }
 
 void crowd_key_id(const struct crowd *c, int instance, int actor, char out[WF_URL_MAX])
@@ -542,9 +561,10 @@ void crowd_key_id(const struct crowd *c, int instance, int actor, char out[WF_UR
     snprintf(out, WF_URL_MAX, "%.*s#main-key", WF_URL_MAX - 10, url);
 }
 
-static void render_actor(const struct crowd *c, int instance, int actor, struct wf_doc *out)
+static void render_actor(const struct crowd *c, int instance, int actor, uint32_t rot,
+                         struct wf_doc *out)
 {
-    size_t slot = key_slot(c, instance, actor);
+    size_t slot = key_slot_rot(c, instance, actor, rot);
     struct wf_key_info ki = {.public_pem = c->key_pems[slot],
                              .ed25519_multibase = c->key_multibase[slot]};
     wf_actor(&c->wf, instance, actor, &ki, out);
@@ -552,9 +572,24 @@ static void render_actor(const struct crowd *c, int instance, int actor, struct 
 
 void crowd_key_doc(const struct crowd *c, int instance, int actor, struct wf_doc *out)
 {
-    size_t slot = key_slot(c, instance, actor);
+    crowd_key_doc_rot(c, instance, actor, 0, out);
+}
+
+void crowd_key_doc_rot(const struct crowd *c, int instance, int actor, uint32_t rot,
+                       struct wf_doc *out)
+{
+    size_t slot = key_slot_rot(c, instance, actor, rot);
     struct wf_key_info ki = {.public_pem = c->key_pems[slot]};
     wf_key_doc(&c->wf, instance, actor, &ki, out);
+}
+
+void crowd_actor_doc_rot(const struct crowd *c, int instance, int actor, uint32_t rot,
+                         struct wf_doc *out)
+{
+    if (rot == 0)
+        crowd_actor_doc(c, instance, actor, out);
+    else
+        render_actor(c, instance, actor, rot, out);
 }
 
 void crowd_actor_doc(const struct crowd *c, int instance, int actor, struct wf_doc *out)
@@ -567,7 +602,7 @@ void crowd_actor_doc(const struct crowd *c, int instance, int actor, struct wf_d
         out->len = d->len;
         return;
     }
-    render_actor(c, instance, actor, out);
+    render_actor(c, instance, actor, 0, out);
 }
 
 static int crowd_tls(struct crowd *c, struct flood_err *err)
@@ -624,7 +659,7 @@ struct crowd *crowd_new(const struct crowd_opts *o, struct flood_err *err)
         for (int i = 1; i <= o->instances; i++)
             for (int a = 0; a <= o->actors; a++) {
                 struct wf_doc d;
-                render_actor(c, i, a, &d);
+                render_actor(c, i, a, 0, &d);
                 struct crowd_doc *cd = &c->actor_docs[crowd_actor_index(c, i, a)];
                 cd->body = d.body;
                 cd->len = d.len;

@@ -120,6 +120,11 @@ static inline uint64_t crowd_actor_index(const struct crowd *c, int instance, in
 }
 /* The private key of an actor (borrowed from the crowd). */
 const struct sign_key *crowd_key(const struct crowd *c, int instance, int actor);
+/* The private key of rotation rot of an actor's key (borrowed): rot 0 is crowd_key, each
+ * later rotation another key of the pool (a pure function of instance, actor and rot; never
+ * the one of rot - 1), under the same keyId. With a pool of one key there is nothing to
+ * rotate to: every rotation is the actor's own key. */
+const struct sign_key *crowd_key_rot(const struct crowd *c, int instance, int actor, uint32_t rot);
 /* keyId of an actor ("ACTOR#main-key") into out. */
 void crowd_key_id(const struct crowd *c, int instance, int actor, char out[WF_URL_MAX]);
 /* The actor document of (instance, actor): from the pre-rendered table or rendered now.
@@ -128,5 +133,11 @@ void crowd_actor_doc(const struct crowd *c, int instance, int actor, struct wf_d
 /* The standalone key document of (instance, actor) (wf_key_doc with its key); out->body
  * is new (wf_doc_free). */
 void crowd_key_doc(const struct crowd *c, int instance, int actor, struct wf_doc *out);
+/* The actor document and the key document showing rotation rot's public key (rendered
+ * now unless rot is 0); out->body is new (wf_doc_free). */
+void crowd_actor_doc_rot(const struct crowd *c, int instance, int actor, uint32_t rot,
+                         struct wf_doc *out);
+void crowd_key_doc_rot(const struct crowd *c, int instance, int actor, uint32_t rot,
+                       struct wf_doc *out);
 
 #endif

@@ -398,6 +398,7 @@ static unsigned kind_bit(enum wf_route_kind kind)
     case WF_ROUTE_PAGE:
         return FAULT_SCOPE_LINK;
     case WF_ROUTE_EMOJI:
+    case WF_ROUTE_EMOJI_DOC:
         return FAULT_SCOPE_EMOJI;
     case WF_ROUTE_AVATAR:
     case WF_ROUTE_HEADER:

@@ -355,6 +355,10 @@ static enum MHD_Result dispatch(struct server *s, struct MHD_Connection *conn,
     case WF_ROUTE_ACTOR:
         if (!wf_accepts_activity_json(server_req_header(req, MHD_HTTP_HEADER_ACCEPT)))
             return answer_error(s, rq, conn, 406, "actor: only ActivityPub JSON is served", NULL);
+        if (s->hooks.actor && (status = s->hooks.actor(s->hooks.ctx, req, &doc)) > 0) {
+            vary = 1;
+            break;
+        }
         if (c->actor_docs) {
             /* The hot path: a pre-rendered document, served without a copy. */
             const struct crowd_doc *d =
@@ -367,10 +371,16 @@ static enum MHD_Result dispatch(struct server *s, struct MHD_Connection *conn,
         vary = 1;
         break;
     case WF_ROUTE_KEY:
+        if (s->hooks.actor && (status = s->hooks.actor(s->hooks.ctx, req, &doc)) > 0)
+            break;
         crowd_key_doc(c, rt->instance, rt->actor, &doc);
         break;
     case WF_ROUTE_PAGE:
         wf_page(&c->wf, rt->instance, rt->seq, &doc);
+        break;
+    case WF_ROUTE_EMOJI_DOC:
+        wf_emoji_doc(&c->wf, rt->instance, req->path + 7, &doc); /* after "/emoji/" */
+        vary = 1;
         break;
     case WF_ROUTE_MEDIA:
     case WF_ROUTE_EMOJI:

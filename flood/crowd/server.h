@@ -60,6 +60,10 @@ struct server_hooks {
     int (*inbox)(void *ctx, const struct server_req *req, struct wf_doc *out);
     /* GET of WF_ROUTE_NOTE / WF_ROUTE_ACTIVITY / WF_ROUTE_OUTBOX; default: 404 (outbox empty). */
     int (*object)(void *ctx, const struct server_req *req, struct wf_doc *out);
+    /* GET of WF_ROUTE_ACTOR / WF_ROUTE_KEY of an actor whose document changed during the
+     * run (an Update(Person): new name, icon, perhaps a rotated key); 0 serves the crowd's
+     * own (pre-rendered) document. */
+    int (*actor)(void *ctx, const struct server_req *req, struct wf_doc *out);
     /* Called first for every request; fills *fault and returns 1 to inject one. */
     int (*fault)(void *ctx, const struct server_req *req, struct server_fault *fault);
     /* Extra routes outside the crowd's hosts (e.g. a metrics page); 0 when not handled. */

@@ -60,6 +60,7 @@ enum fetch_kind fetch_kind_of(enum wf_route_kind kind)
     case WF_ROUTE_PAGE:
         return FETCH_LINK;
     case WF_ROUTE_EMOJI:
+    case WF_ROUTE_EMOJI_DOC:
         return FETCH_EMOJI;
     case WF_ROUTE_AVATAR:
     case WF_ROUTE_HEADER:

@@ -190,7 +190,9 @@ static int sign_headers(struct signer *s, struct signer_req *r, int d, struct si
     crowd_key_id(s->crowd, r->instance, r->actor, key_id);
     struct sign_params p = {
         .dialect = (enum sign_dialect)d,
-        .key = r->bad == BAD_WRONG_KEY ? s->rogue : crowd_key(s->crowd, r->instance, r->actor),
+        .key = r->bad == BAD_WRONG_KEY ? s->rogue
+               : r->key                ? r->key
+                                       : crowd_key(s->crowd, r->instance, r->actor),
         .key_id = key_id,
         .now = r->bad == BAD_STALE_DATE ? now - STALE_SECONDS : now,
     };
@@ -234,6 +236,7 @@ static struct signer_req *make_req(struct signer *s, struct workload_item *it, i
     r->op = it->op;
     r->instance = it->instance;
     r->actor = it->actor;
+    r->key = it->key;
     r->url = it->inbox;
     r->body = it->body;
     r->body_len = it->body_len;
@@ -306,7 +309,7 @@ static int skip_to(struct signer *s, uint64_t n, struct flood_err *err)
         uint64_t i = sched_index(&s->all);
         if (i >= n)
             return 0;
-        if (workload_skip_at(s->w, i, (time_t)((s->wall0_ns + t) / 1000000000), err))
+        if (workload_skip_at_ns(s->w, i, s->wall0_ns + t, err))
             return -1;
     }
 }
@@ -366,7 +369,7 @@ static void *signer_main(void *arg)
         struct flood_err e = {0};
         int rc = skip_to(s, n, &e);
         if (rc == 0)
-            rc = workload_build_at(s->w, n, (time_t)((s->wall0_ns + t) / 1000000000), &it, &e);
+            rc = workload_build_at_ns(s->w, n, s->wall0_ns + t, &it, &e);
         advance(s);
         pthread_mutex_unlock(&s->lock);
         struct signer_req *r = NULL;

@@ -46,6 +46,7 @@ struct signer_req {
     int64_t intended_ns; /* from the run's start */
     enum op_kind op;
     int instance, actor;
+    const struct sign_key *key; /* the actor's key in force when built (borrowed) */
     char *url;
     char *body; /* what is sent */
     size_t body_len;

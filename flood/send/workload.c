@@ -322,6 +322,8 @@ void workload_free(struct workload *w)
     free(w->map);
     free(w->map_val);
     free(w->dense);
+    free(w->edit_key);
+    free(w->edit_val);
     pthread_mutex_destroy(&w->lock);
     free(w);
 }
@@ -430,17 +432,26 @@ static void decide_more(struct workload *w, uint64_t *rng, uint64_t seq, enum op
             workload_entry(w, (uint64_t)t, 0)->persona_op |= F_DELETED;
         return;
     }
-    case OP_UPDATE_ACTOR:
-        *ref = ++w->revs[*idx].rev;
+    case OP_UPDATE_ACTOR: {
+        struct actor_rev *r = &w->revs[*idx];
+        r->prev_rev = r->rev;
+        r->prev_rot = r->rot;
+        r->prev_t_off = r->t_off;
+        r->rev++;
+        if (w->o.rotate_pct && below(rng, 100) < w->o.rotate_pct)
+            r->rot = r->rot % ROT_MAX + 1;
+        *ref = (r->rot << REV_BITS) | (r->rev & REV_MASK);
         return;
+    }
     default:
         return;
     }
 }
 
 /* Decide activity seq: fills e (under the lock; updates the followed pairs). */
-static void decide(struct workload *w, uint64_t seq, time_t when, struct entry *e)
+static void decide(struct workload *w, uint64_t seq, int64_t when_ns, struct entry *e)
 {
+    time_t when = (time_t)(when_ns / 1000000000);
     uint64_t rng = w->o.seed ^ seq;
     uint64_t r = below(&rng, w->mix_total);
     enum op_kind op = OP_CREATE;
@@ -503,8 +514,10 @@ static void decide(struct workload *w, uint64_t seq, time_t when, struct entry *
     int64_t off = (int64_t)when - (int64_t)w->start;
     e->actor_idx = idx;
     e->persona_op = flags | ((uint32_t)(op + 1) << PERSONA_BITS) | persona;
-    if (op == OP_UPDATE_ACTOR)
+    if (op == OP_UPDATE_ACTOR) {
         w->revs[idx].t_off = (int32_t)off;
+        w->revs[idx].eff_ns = when_ns;
+    }
     e->ref = ref;
     e->t_off = off > INT32_MAX ? INT32_MAX : off < INT32_MIN ? INT32_MIN : (int32_t)off;
 }
@@ -516,8 +529,8 @@ int workload_build(struct workload *w, uint64_t seq, struct workload_item *out,
 }
 
 /* Decide activity seq and keep its record (sent = 1: counted as built). 0, or -1 and err. */
-static int record(struct workload *w, uint64_t seq, time_t when, int sent, struct entry *out,
-                  struct flood_err *err)
+static int record(struct workload *w, uint64_t seq, int64_t when_ns, int sent, struct entry *out,
+                  uint32_t *rot, struct flood_err *err)
 {
     if (seq > SEQ_MASK) {
         flood_err_set(err, FLOOD_ELIMIT, "workload: activity %" PRIu64 " past the id space", seq);
@@ -530,7 +543,8 @@ static int record(struct workload *w, uint64_t seq, time_t when, int sent, struc
         flood_err_set(err, FLOOD_EINVAL, "workload: activity %" PRIu64 " built twice or late", seq);
         return -1;
     }
-    decide(w, seq, when, &e);
+    decide(w, seq, when_ns, &e);
+    *rot = w->revs[e.actor_idx].rot; /* later activities: the new key */
     *workload_entry(w, seq, 1) = e;
     w->next_seq = seq + 1;
     w->count = seq + 1;
@@ -538,6 +552,8 @@ static int record(struct workload *w, uint64_t seq, time_t when, int sent, struc
         w->built++;
         w->by_op[workload_entry_op(&e)]++;
     }
+    if (workload_entry_op(&e) == OP_UPDATE)
+        workload_edit_put(w, seq - e.ref, seq); /* its note is served edited from now on */
     if (workload_entry_op(&e) == OP_CREATE) {
         struct outbox **ob = &w->outboxes[e.actor_idx];
         if (!*ob)
@@ -550,18 +566,31 @@ static int record(struct workload *w, uint64_t seq, time_t when, int sent, struc
     return 0;
 }
 
-int workload_skip_at(struct workload *w, uint64_t seq, time_t when, struct flood_err *err)
+int workload_skip_at_ns(struct workload *w, uint64_t seq, int64_t when_ns, struct flood_err *err)
 {
     struct entry e;
-    return record(w, seq, when, 0, &e, err);
+    uint32_t rot;
+    return record(w, seq, when_ns, 0, &e, &rot, err);
+}
+
+int workload_skip_at(struct workload *w, uint64_t seq, time_t when, struct flood_err *err)
+{
+    return workload_skip_at_ns(w, seq, (int64_t)when * 1000000000, err);
 }
 
 int workload_build_at(struct workload *w, uint64_t seq, time_t when, struct workload_item *out,
                       struct flood_err *err)
 {
+    return workload_build_at_ns(w, seq, (int64_t)when * 1000000000, out, err);
+}
+
+int workload_build_at_ns(struct workload *w, uint64_t seq, int64_t when_ns,
+                         struct workload_item *out, struct flood_err *err)
+{
     memset(out, 0, sizeof(*out));
     struct entry e;
-    if (record(w, seq, when, 1, &e, err))
+    uint32_t rot;
+    if (record(w, seq, when_ns, 1, &e, &rot, err))
         return -1;
 
     size_t len;
@@ -576,6 +605,8 @@ int workload_build_at(struct workload *w, uint64_t seq, time_t when, struct work
     out->inbox = flood_xstrdup(p->inbox);
     out->body = body;
     out->body_len = len;
+    if (w->crowd->n_keys) /* a crowd without keys (unit tests) signs nothing */
+        out->key = crowd_key_rot(w->crowd, out->instance, out->actor, rot);
     return 0;
 }
 

@@ -40,6 +40,7 @@ struct workload_opts {
                             (the rest: a persona's post; all unseen when none is known) */
     unsigned undo_pct;   /* % of like/announce/emoji-react draws sent as the Undo of an
                             earlier one (Undo counted as "undo") */
+    unsigned rotate_pct; /* % of update-actor draws that rotate the actor's key */
     /* --replay: activity n (n < n_pin) is sent by an actor of instance pin_instance[n]
      * (1..instances) and, when pin_op[n] >= 0, is that operation (a like or emoji-react
      * with nothing to react to, and any op past OP__COUNT, follow the mix); borrowed */
@@ -57,6 +58,7 @@ struct workload_item {
     char *inbox;         /* URL to POST to */
     char *body;          /* the activity JSON */
     size_t body_len;
+    const struct sign_key *key; /* the sender's key in force (its rotation; borrowed) */
 };
 
 struct workload;
@@ -81,8 +83,17 @@ int workload_object_hook(void *ctx, const struct server_req *req, struct wf_doc 
 /* The revision of a crowd actor's document: 0 until this run sends an Update(Person) for
  * it, then the number of updates sent (the crowd renders the actor with wf_actor_revise
  * and this revision, so a target that refetches sees what the Update announced), its time
- * in *when (may be NULL). Thread-safe. */
+ * in *when (may be NULL). A revision counts from its Update's intended send time (wall
+ * clock), not from when it was built ahead. Thread-safe. */
 uint32_t workload_actor_revision(struct workload *w, int instance, int actor, time_t *when);
+/* The same at wall-clock time now_ns, with the key rotation in force in *rot (0: the
+ * actor's own key; crowd_key_rot). */
+uint32_t workload_actor_state(struct workload *w, int instance, int actor, int64_t now_ns,
+                              uint32_t *rot, time_t *when);
+/* The server's actor hook (struct server_hooks.actor, ctx = the workload): an actor revised
+ * by an Update(Person) is served revised (name, icon, updated; the rotated publicKey), its
+ * key document with the rotated key; 0 for an actor never revised. */
+int workload_actor_hook(void *ctx, const struct server_req *req, struct wf_doc *out);
 
 /* The seq of a Follow this run sent, from its id URL, or -1 when it is not one. */
 int64_t workload_follow_seq(struct workload *w, const char *follow_id);
@@ -144,6 +155,13 @@ int workload_build_at(struct workload *w, uint64_t seq, time_t when, struct work
  * 0, or -1 and err. */
 int workload_skip_at(struct workload *w, uint64_t seq, time_t when,
                      struct flood_err *err) FLOOD_WUR;
+/* The same with the intended time in wall-clock nanoseconds (as workload_build_at_ns). */
+int workload_skip_at_ns(struct workload *w, uint64_t seq, int64_t when_ns,
+                        struct flood_err *err) FLOOD_WUR;
+/* workload_build_at with the intended time in wall-clock nanoseconds: an update-actor's
+ * revision is served from that instant on (workload_actor_state). */
+int workload_build_at_ns(struct workload *w, uint64_t seq, int64_t when_ns,
+                         struct workload_item *out, struct flood_err *err) FLOOD_WUR;
 /* The number written in the ids of activity seq: (run << WORKLOAD_RUN_SHIFT) | seq. */
 uint64_t workload_id_seq(const struct workload *w, uint64_t seq);
 /* How many activities were built, and of them how many of each operation. */

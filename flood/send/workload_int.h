@@ -40,9 +40,20 @@ struct pref {
     int index; /* index given back in workload_item.persona, -1 for the placeholder */
 };
 
+/* An update-actor's ref: the actor's key rotation in force (ROT_BITS) above its revision. */
+#define REV_BITS 20
+#define REV_MASK ((UINT32_C(1) << REV_BITS) - 1)
+#define ROT_MAX  4095u /* rotations cycle through 1..ROT_MAX */
+
+/* A crowd actor's document state: its latest revision and key rotation, the time the
+ * Update(Person) announcing them is to be sent (wall clock ns), and the state before, which
+ * is served until then. */
 struct actor_rev {
-    uint32_t rev;
+    uint32_t rev, rot;
     int32_t t_off;
+    int64_t eff_ns;
+    uint32_t prev_rev, prev_rot;
+    int32_t prev_t_off;
 };
 
 struct outbox {
@@ -88,6 +99,9 @@ struct workload {
     size_t map_cap;
     struct pair *dense;
     size_t n_dense, dense_cap;
+    /* edited notes: the seq of a Create (key + 1, 0 empty) to its latest Update's seq */
+    uint64_t *edit_key, *edit_val;
+    size_t edit_cap, n_edit;
 };
 
 uint64_t workload_rng(uint64_t *x);
@@ -103,6 +117,10 @@ char *workload_render(struct workload *w, uint64_t seq, const struct entry *e, i
 /* The k-th unseen crowd object (1..) of record e: a Note (a Question for a vote). */
 char *workload_render_unseen(struct workload *w, uint64_t seq, const struct entry *e, unsigned k,
                              size_t *len, struct flood_err *err);
+/* Record Update seq `update` of the note of Create seq; the seq of the latest Update of
+ * that note: 0 and *update, or -1 when it was never edited. Both with the lock held. */
+void workload_edit_put(struct workload *w, uint64_t seq, uint64_t update);
+int workload_edit_of(const struct workload *w, uint64_t seq, uint64_t *update);
 /* Flat crowd actor f (0..n_flat-1) of an actor index, and back. */
 uint32_t workload_flat(const struct workload *w, uint32_t idx);
 void workload_unflat(const struct workload *w, uint32_t f, int *instance, int *actor);

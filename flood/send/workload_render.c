@@ -77,6 +77,57 @@ void workload_unflat(const struct workload *w, uint32_t f, int *instance, int *a
     *actor = (int)(f % (uint32_t)w->crowd->opts.actors) + 1;
 }
 
+/* ---- edited notes ---------------------------------------------------------------------- */
+
+static size_t edit_slot(uint64_t key, size_t cap)
+{
+    uint64_t x = key;
+    return (size_t)(workload_rng(&x) & (cap - 1));
+}
+
+void workload_edit_put(struct workload *w, uint64_t seq, uint64_t update)
+{
+    if ((w->n_edit + 1) * 2 > w->edit_cap) {
+        size_t cap = w->edit_cap ? w->edit_cap * 2 : 256;
+        uint64_t *k = flood_xcalloc(cap, sizeof(*k)), *v = flood_xcalloc(cap, sizeof(*v));
+        for (size_t i = 0; i < w->edit_cap; i++) {
+            if (!w->edit_key[i])
+                continue;
+            size_t j = edit_slot(w->edit_key[i] - 1, cap);
+            while (k[j])
+                j = (j + 1) & (cap - 1);
+            k[j] = w->edit_key[i];
+            v[j] = w->edit_val[i];
+        }
+        free(w->edit_key);
+        free(w->edit_val);
+        w->edit_key = k;
+        w->edit_val = v;
+        w->edit_cap = cap;
+    }
+    size_t j = edit_slot(seq, w->edit_cap);
+    while (w->edit_key[j] && w->edit_key[j] != seq + 1)
+        j = (j + 1) & (w->edit_cap - 1);
+    if (!w->edit_key[j])
+        w->n_edit++;
+    w->edit_key[j] = seq + 1;
+    w->edit_val[j] = update;
+}
+
+int workload_edit_of(const struct workload *w, uint64_t seq, uint64_t *update)
+{
+    if (!w->edit_cap)
+        return -1;
+    for (size_t j = edit_slot(seq, w->edit_cap);; j = (j + 1) & (w->edit_cap - 1)) {
+        if (!w->edit_key[j])
+            return -1;
+        if (w->edit_key[j] == seq + 1) {
+            *update = w->edit_val[j];
+            return 0;
+        }
+    }
+}
+
 /* ---- rendering ----------------------------------------------------------------------------- */
 
 /* The per-activity generator of seq, salted for one use. */
@@ -215,11 +266,11 @@ static char *render_update_actor(struct workload *w, uint64_t seq, const struct 
     workload_actor_of_index(w->crowd, e->actor_idx, &from.instance, &from.actor);
     from.seq = workload_id_seq(w, seq);
     struct wf_doc doc = {0};
-    crowd_actor_doc(w->crowd, from.instance, from.actor, &doc);
+    crowd_actor_doc_rot(w->crowd, from.instance, from.actor, e->ref >> REV_BITS, &doc);
     json_t *actor = doc.body ? json_loadb(doc.body, doc.len, 0, NULL) : NULL;
     wf_doc_free(&doc);
     const struct pref *p = &w->p[workload_entry_persona(e)];
-    json_t *j = actor ? wf_act_update_actor(&w->crowd->wf, &from, actor, e->ref,
+    json_t *j = actor ? wf_act_update_actor(&w->crowd->wf, &from, actor, e->ref & REV_MASK,
                                             w->start + (time_t)e->t_off, p->actor, err)
                       : NULL;
     json_decref(actor);
@@ -279,6 +330,17 @@ char *workload_render(struct workload *w, uint64_t seq, const struct entry *e, i
     if (args_of(w, seq, e, &a, &s, err) < 0)
         return NULL;
     if (note) {
+        uint64_t useq;
+        struct entry u;
+        pthread_mutex_lock(&w->lock);
+        int edited = op == OP_CREATE && workload_edit_of(w, seq, &useq) == 0;
+        pthread_mutex_unlock(&w->lock);
+        if (edited && entry_copy(w, useq, &u) == 0) {
+            /* the note as its latest Update(Note) showed it */
+            a.updated = w->start + (time_t)u.t_off;
+            if (a.updated <= a.published)
+                a.updated = a.published + 1;
+        }
         if (a.kind == WF_ACT_CREATE)
             a.kind = WF_ACT_NOTE;
         else
@@ -454,21 +516,68 @@ int workload_object_hook(void *ctx, const struct server_req *req, struct wf_doc 
     return answer(body, len, &err, out);
 }
 
-uint32_t workload_actor_revision(struct workload *w, int instance, int actor, time_t *when)
+uint32_t workload_actor_state(struct workload *w, int instance, int actor, int64_t now_ns,
+                              uint32_t *rot, time_t *when)
 {
-    uint32_t rev = 0;
+    uint32_t rev = 0, r_rot = 0;
     int32_t off = 0;
     if (w && instance >= 1 && instance <= w->crowd->opts.instances && actor >= 1 &&
         actor <= w->crowd->opts.actors) {
         pthread_mutex_lock(&w->lock);
         const struct actor_rev *r = &w->revs[crowd_actor_index(w->crowd, instance, actor)];
-        rev = r->rev;
-        off = r->t_off;
+        int now = now_ns >= r->eff_ns; /* built ahead: the old state until its send time */
+        rev = now ? r->rev : r->prev_rev;
+        r_rot = now ? r->rot : r->prev_rot;
+        off = now ? r->t_off : r->prev_t_off;
         pthread_mutex_unlock(&w->lock);
     }
+    if (rot)
+        *rot = r_rot;
     if (when)
         *when = w ? w->start + off : 0;
     return rev;
+}
+
+static int64_t wall_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+uint32_t workload_actor_revision(struct workload *w, int instance, int actor, time_t *when)
+{
+    return workload_actor_state(w, instance, actor, wall_ns(), NULL, when);
+}
+
+int workload_actor_hook(void *ctx, const struct server_req *req, struct wf_doc *out)
+{
+    struct workload *w = ctx;
+    if (!w || !req || (req->route.kind != WF_ROUTE_ACTOR && req->route.kind != WF_ROUTE_KEY))
+        return 0;
+    const struct wf_route *r = &req->route;
+    uint32_t rot;
+    time_t when;
+    uint32_t rev = workload_actor_state(w, r->instance, r->actor, wall_ns(), &rot, &when);
+    if (r->kind == WF_ROUTE_KEY) {
+        if (rot == 0)
+            return 0;
+        crowd_key_doc_rot(w->crowd, r->instance, r->actor, rot, out);
+        return out->status;
+    }
+    if (rev == 0)
+        return 0;
+    struct wf_doc doc = {0};
+    crowd_actor_doc_rot(w->crowd, r->instance, r->actor, rot, &doc);
+    json_t *j = doc.body ? json_loadb(doc.body, doc.len, 0, NULL) : NULL;
+    wf_doc_free(&doc);
+    char *body = NULL;
+    if (j && wf_actor_revise(&w->crowd->wf, r->instance, r->actor, rev, when, j) == 0)
+        body = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_decref(j);
+    struct flood_err err = {0};
+    flood_err_set(&err, FLOOD_EINVAL, "actor: cannot render its revision");
+    return answer(body, body ? strlen(body) : 0, &err, out);
 }
 
 int64_t workload_follow_seq(struct workload *w, const char *follow_id)

@@ -226,8 +226,12 @@ def emoji_react(i, a, seq, reaction=None, emoji=None, ctx=CTX_EXT):
 
 
 def announce(i, a, seq, obj, author, ctx=AS):
+    # The target processes an Announce of a post not its own only when one of its accounts
+    # follows the booster or is addressed (Mastodon's Announce#related_to_local_activity?),
+    # so a boost of a crowd note names the persona in cc beside the note's author.
     d = head(i, a, seq, "Announce", ctx)
-    d.update({"published": WHEN, "to": [PUBLIC], "cc": [author, actor(i, a) + "/followers"],
+    cc = [author] + ([ALICE["actor"]] if author != ALICE["actor"] else [])
+    d.update({"published": WHEN, "to": [PUBLIC], "cc": cc + [actor(i, a) + "/followers"],
               "object": obj})
     return d
 

@@ -161,6 +161,7 @@ static void test_scope_and_decide(void)
         {WF_ROUTE_MEDIA, FAULT_SCOPE_MEDIA, "media"},
         {WF_ROUTE_PAGE, FAULT_SCOPE_LINK, "page is link"},
         {WF_ROUTE_EMOJI, FAULT_SCOPE_EMOJI, "emoji"},
+        {WF_ROUTE_EMOJI_DOC, FAULT_SCOPE_EMOJI, "an Emoji object is emoji"},
         {WF_ROUTE_AVATAR, FAULT_SCOPE_AVATAR, "avatar"},
         {WF_ROUTE_HEADER, FAULT_SCOPE_AVATAR, "header is avatar"},
         {WF_ROUTE_FOLLOWERS, FAULT_SCOPE_COLLECTION, "followers is collection"},

@@ -3,6 +3,8 @@
  * malformed twins, and the renders of link pages and key documents. The URL forms come
  * from webfinger/media.h: every URL the media functions make must route back to the
  * same image. */
+#include <jansson.h>
+
 #include "tests/check.h"
 #include "webfinger/media.h"
 #include "webfinger/page.h"
@@ -77,11 +79,31 @@ static void test_routes(void)
                                "/emoji/Blob.png",
                                "/emoji/blob.gif",
                                "/emoji/a-b.png",
-                               "/emoji/blob",
+                               "/emoji/Blob",
+                               "/emoji/a-b",
+                               "/emoji/blob/",
                                "/emoji/"
                                "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.png"};
     for (size_t i = 0; i < sizeof(bad_emoji) / sizeof(bad_emoji[0]); i++)
         CHECK(route(bad_emoji[i], &rt) == 404, "malformed %s: 404", bad_emoji[i]);
+    CHECK(route("/emoji/blob_cat1", &rt) == 0 && rt.kind == WF_ROUTE_EMOJI_DOC,
+          "an Emoji tag's id (BASE/emoji/NAME) routes to its Emoji object");
+    struct wf_doc ed;
+    wf_emoji_doc(&crowd, 2, "blob_cat1", &ed);
+    json_t *ej = ed.body ? json_loads(ed.body, 0, NULL) : NULL;
+    wf_emoji_url(&crowd, 2, "blob_cat1", url);
+    CHECK(
+        ed.status == 200 && ej &&
+            !strcmp(json_string_value(json_object_get(ej, "type")), "Emoji") &&
+            !strcmp(json_string_value(json_object_get(ej, "name")), ":blob_cat1:") &&
+            !strcmp(json_string_value(json_object_get(json_object_get(ej, "icon"), "url")), url) &&
+            strstr(json_string_value(json_object_get(ej, "id")), "/emoji/blob_cat1"),
+        "the Emoji object: type, :name:, icon url its image");
+    json_decref(ej);
+    wf_doc_free(&ed);
+    wf_emoji_doc(&crowd, 2, "Blob", &ed);
+    CHECK(ed.status == 404, "an Emoji object of a bad name: 404");
+    wf_doc_free(&ed);
 
     for (int avatar = 0; avatar <= 1; avatar++) {
         for (int actor = 0; actor <= 10; actor += 10) {

@@ -508,7 +508,7 @@ static void more_kinds(void)
         return;
     enum { N = 3000 };
     unsigned ops[OP__COUNT] = {0};
-    int bad = 0, chains = 0, chain_ok = 0, unseen_ann = 0, gone = 0, revs = 0;
+    int bad = 0, chains = 0, chain_ok = 0, unseen_ann = 0, gone = 0, revs = 0, edited = 0;
     for (uint64_t s = 0; s < N; s++) {
         struct workload_item it;
         if (workload_build_at(w, s, 1764493200 + (time_t)(s / 100), &it, &err) < 0) {
@@ -554,6 +554,17 @@ static void more_kinds(void)
             gone += hook_get(w, &c, jstr(obj, "id"), &d) == 410;
             wf_doc_free(&d);
         }
+        if (it.op == OP_UPDATE) {
+            /* the note's own id serves the edited note, as the Update showed it */
+            struct wf_doc d;
+            int st = hook_get(w, &c, jstr(obj, "id"), &d);
+            json_t *n = parse(d.body);
+            edited += st == 200 && jstr(obj, "updated")[0] &&
+                      !strcmp(jstr(n, "updated"), jstr(obj, "updated")) &&
+                      !strcmp(jstr(n, "content"), jstr(obj, "content"));
+            json_decref(n);
+            wf_doc_free(&d);
+        }
         if (it.op == OP_UPDATE_ACTOR)
             revs += workload_actor_revision(w, it.instance, it.actor, NULL) >= 1;
         /* every activity is served again, byte for byte */
@@ -581,13 +592,134 @@ static void more_kinds(void)
           chains);
     CHECK(unseen_ann > 0, "%d unseen announced notes served", unseen_ann);
     CHECK(gone == (int)ops[OP_DELETE], "every deleted note answers 410 (%d)", gone);
+    CHECK(ops[OP_UPDATE] > 0 && edited == (int)ops[OP_UPDATE],
+          "every updated note serves its edit at its id (%d of %u)", edited, ops[OP_UPDATE]);
     CHECK(revs == (int)ops[OP_UPDATE_ACTOR] && workload_actor_revision(w, 1, 1, NULL) == 0,
           "no actor revised without update-actor");
     workload_free(w);
 }
 
+/* GET url through the actor hook (actor and key documents). */
+static int actor_get(struct workload *w, struct crowd *c, const char *url, struct wf_doc *out)
+{
+    const char *host = strstr(url, "://") + 3;
+    size_t hl = strcspn(host, "/#");
+    char h[256], path[512];
+    snprintf(h, sizeof(h), "%.*s", (int)hl, host);
+    snprintf(path, sizeof(path), "%.*s", (int)strcspn(host + hl, "#"), host + hl);
+    struct server_req req;
+    memset(&req, 0, sizeof(req));
+    req.method = "GET";
+    req.host = h;
+    req.path = path;
+    memset(out, 0, sizeof(*out));
+    if (wf_route(&c->wf, h, req.path, &req.route) != 0)
+        return -1;
+    return workload_actor_hook(w, &req, out);
+}
+
+/* Update(Person) served and key rotation: a real crowd (Ed25519 keys, a pool of 4, in a
+ * temporary state folder); every update-actor rotates; the Update embeds the new key, the
+ * actor served after its send time shows it (and before, the old one), the key document
+ * too, and the item carries the new key for the signer. Its twin: without rotation the key
+ * stays the actor's own and the hook still serves the revised name. */
+static void actor_revisions(void)
+{
+    char dir[] = "/tmp/flood-test-workload-XXXXXX";
+    if (!mkdtemp(dir)) {
+        CHECK(0, "temporary state folder");
+        return;
+    }
+    struct crowd_opts co;
+    crowd_opts_defaults(&co);
+    co.instances = 2;
+    co.actors = 3;
+    co.state = dir;
+    co.key_type = SIGN_KEY_ED25519;
+    co.key_pool = 4;
+    co.quiet = 1;
+    struct flood_err err = {0};
+    struct crowd *c = crowd_new(&co, &err);
+    CHECK(c != NULL, "a crowd with a pool of 4 Ed25519 keys (%s)", err.msg);
+    if (!c)
+        return;
+    for (int rotate = 100; rotate >= 0; rotate -= 100) {
+        struct workload_opts o = {.seed = 3, .rotate_pct = (unsigned)rotate};
+        o.mix[OP_UPDATE_ACTOR] = 1;
+        struct workload *w = workload_new_at(c, &o, personas, 2, 1764493200, &err);
+        CHECK(w != NULL, "workload of update-actor (%s)", err.msg);
+        if (!w)
+            break;
+        int64_t t0 = (int64_t)1764493200 * 1000000000;
+        int ok_embed = 0, ok_served = 0, ok_key = 0, ok_before = 0, ok_item = 0, n = 0;
+        const struct sign_key *last[6] = {0}; /* each actor's key before */
+        for (uint64_t s = 0; s < 12; s++) {
+            struct workload_item it;
+            if (workload_build_at_ns(w, s, t0 + (int64_t)s * 1000000000, &it, &err) < 0) {
+                printf("# %s\n", err.msg);
+                continue;
+            }
+            n++;
+            const struct sign_key *want =
+                rotate ? it.key : crowd_key(c, it.instance, it.actor); /* never rotated */
+            struct flood_err e2 = {0};
+            char *pem = sign_key_public_pem(want, &e2);
+            json_t *j = parse(it.body);
+            const json_t *pk = json_object_get(json_object_get(j, "object"), "publicKey");
+            ok_embed += pem && !strcmp(jstr(pk, "publicKeyPem"), pem);
+            size_t fi = (size_t)((it.instance - 1) * 3 + it.actor - 1);
+            if (!last[fi])
+                last[fi] = crowd_key(c, it.instance, it.actor);
+            ok_item += rotate ? it.key != last[fi] : it.key == last[fi];
+            last[fi] = it.key;
+            char url[WF_URL_MAX];
+            wf_actor_url(&c->wf, it.instance, it.actor, url);
+            uint32_t rot = 0;
+            uint32_t rev = workload_actor_state(w, it.instance, it.actor,
+                                                t0 + (int64_t)s * 1000000000, &rot, NULL);
+            uint32_t rev_before = workload_actor_state(
+                w, it.instance, it.actor, t0 + (int64_t)s * 1000000000 - 1, NULL, NULL);
+            ok_before += rev_before + 1 == rev;
+            /* the hook serves at the wall clock: long after 2025-11-30 */
+            struct wf_doc d;
+            int st = actor_get(w, c, url, &d);
+            json_t *a = parse(d.body);
+            const json_t *apk = json_object_get(a, "publicKey");
+            ok_served += st == 200 && pem && !strcmp(jstr(apk, "publicKeyPem"), pem) &&
+                         strstr(jstr(a, "name"), "(rev ") && jstr(a, "updated")[0];
+            json_decref(a);
+            wf_doc_free(&d);
+            snprintf(url + strlen(url), sizeof(url) - strlen(url), "/main-key");
+            st = actor_get(w, c, url, &d);
+            a = parse(d.body);
+            ok_key += rotate ? st == 200 && pem && !strcmp(jstr(a, "publicKeyPem"), pem) : st == 0;
+            json_decref(a);
+            wf_doc_free(&d);
+            free(pem);
+            json_decref(j);
+            workload_item_free(&it);
+        }
+        CHECK(n == 12 && ok_embed == n && ok_item == n,
+              "rotate %d%%: each Update(Person) embeds the key its item signs with, %s (%d, %d of "
+              "%d)",
+              rotate, rotate ? "a new one" : "the actor's own", ok_embed, ok_item, n);
+        CHECK(ok_served == n, "rotate %d%%: the actor is served revised with that key (%d of %d)",
+              rotate, ok_served, n);
+        CHECK(ok_key == n, "rotate %d%%: the key document %s (%d of %d)", rotate,
+              rotate ? "shows the rotated key" : "is left to the crowd", ok_key, n);
+        CHECK(ok_before == n, "a revision counts from its send time, the one before until then");
+        workload_free(w);
+    }
+    crowd_free(c);
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        printf("# could not remove %s\n", dir);
+}
+
 int main(void)
 {
+    actor_revisions();
     more_kinds();
     mix_and_spread();
     determinism();
