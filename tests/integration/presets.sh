@@ -162,8 +162,8 @@ preset_run cold-cache --duration 3s
 check "$RUN_RC" "cold-cache (cache on) exits 0" || show_run
 cold=$(jget .fetches.amplification.actor)
 echo "# cold-cache, cold crowd, cache on: actor fetches per activity $cold"
-awk -v a="$cold" 'BEGIN { exit !(a >= 1.5) }'
-check $? "a cold crowd: 1.5 actor fetches or more per activity even with the cache ($cold)"
+awk -v a="$cold" 'BEGIN { exit !(a >= 1.2) }'
+check $? "a cold crowd: 1.2 actor fetches or more per activity even with the cache ($cold)"
 stop_target
 for c in on off; do
     if [ $c = on ]; then start_target; else start_target --no-fetch-cache; fi
