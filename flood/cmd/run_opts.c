@@ -8,14 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "flood/cmd/cli.h"
 #include "flood/cmd/run_shard.h"
 #include "flood/dash/dash.h"
 #include "flood/report/metrics.h"
-#include "flood/report/results.h"
 
 enum {
     RUN_OPT_HELP = 'h',
@@ -677,103 +675,6 @@ void run_opts_free(struct run_opts *ro)
     free(ro->replay_t);
     free(ro->pin_instance);
     free(ro->pin_op);
-}
-
-/* --replay: read the pattern, its times at --replay-speed, and each activity's instance and
- * operation. */
-static int settle_replay(struct run_opts *ro, const struct crowd_opts *co, struct sched *sc,
-                         struct flood_err *err)
-{
-    struct replay *rp = &ro->replay;
-    if (replay_load(ro->replay_path, rp, err))
-        return -1;
-    ro->replay_t = replay_times(rp, ro->replay_speed);
-    ro->pin_instance = flood_xmalloc(rp->n * sizeof(*ro->pin_instance));
-    ro->pin_op = flood_xmalloc(rp->n * sizeof(*ro->pin_op));
-    int inst = co->instances > 0 ? co->instances : 20;
-    for (size_t i = 0; i < rp->n; i++) {
-        ro->pin_instance[i] = (uint16_t)replay_instance(rp, rp->ev[i].origin, inst);
-        ro->pin_op[i] = rp->ev[i].op;
-    }
-    double dur = rp->duration_s / ro->replay_speed;
-    if (!(dur > 0))
-        dur = 1e-3;
-    return sched_init_replay(sc, ro->replay_t, rp->n, dur, replay_peak_rate(rp, ro->replay_speed),
-                             err);
-}
-
-int run_opts_settle(struct run_opts *ro, struct crowd_opts *co, struct sched *sc, char *outdir,
-                    size_t outdir_size)
-{
-    struct flood_err err = {0};
-    if (ro->accept_wait_ms < 0)
-        ro->accept_wait_ms = ro->sndo.grace_ms;
-    if (ro->stages && (ro->rate > 0 || ro->duration_s > 0)) {
-        fprintf(stderr, "flood: run: give --stages or --rate with --duration, not both\n");
-        return -1;
-    }
-    if (ro->replay_path && (ro->stages || ro->rate > 0 || ro->duration_s > 0)) {
-        fprintf(stderr, "flood: run: --replay sets the schedule: no --rate, --duration or "
-                        "--stages with it\n");
-        return -1;
-    }
-    if (ro->replay_path) {
-        if (settle_replay(ro, co, sc, &err))
-            goto bad;
-    } else if (ro->stages) {
-        if (sched_init_stages(sc, ro->stages, ro->arrival, ro->seed, &err))
-            goto bad;
-    } else if (ro->rate > 0 || ro->duration_s > 0) {
-        if (!(ro->rate > 0) || !(ro->duration_s > 0)) {
-            fprintf(stderr, "flood: run: --rate and --duration go together\n");
-            return -1;
-        }
-        if (sched_init_rate(sc, ro->rate, ro->duration_s, ro->arrival, ro->seed, &err))
-            goto bad;
-    } else {
-        fprintf(stderr, "flood: run: no schedule: give --rate R --duration D or --stages "
-                        "(flood run --help)\n");
-        return -1;
-    }
-    if (ro->shard_n > 1 && !ro->start_at_s) {
-        fprintf(stderr, "flood: run: --shard needs --start-at: every shard starts the one "
-                        "schedule at the same wall-clock time\n");
-        return -1;
-    }
-    if (ro->shard_n > 1 && ro->dashboard) {
-        fprintf(stderr, "flood: run: --dashboard steers one process: not with --shard\n");
-        return -1;
-    }
-    if (!ro->inbox && ro->n_personas == 0) {
-        fprintf(stderr,
-                "flood: run: no target: give --inbox URL or --persona (flood run --help)\n");
-        return -1;
-    }
-    if (!ro->mix_s) {
-        ro->mix[OP_CREATE] = 70;
-        ro->mix[OP_LIKE] = 20;
-        ro->mix[OP_FOLLOW] = 10;
-        if (ro->n_like == 0 && ro->n_personas == 0)
-            ro->mix[OP_LIKE] = 0; /* nothing to like */
-    }
-    if (ro->content_opt_s) {
-        /* options change the named profile; plain has no parts: start from default */
-        if (ro->content.plain && wf_content_profile("default", &ro->content, &err))
-            goto bad;
-        if (wf_content_opt(&ro->content, ro->content_opt_s, &err))
-            goto bad;
-    }
-    if (crowd_opts_check(co, &err))
-        goto bad;
-    if (!ro->out) {
-        results_default_dir(time(NULL), outdir, outdir_size);
-        ro->out = outdir;
-    }
-    co->quiet = co->quiet || ro->quiet;
-    return 0;
-bad:
-    fprintf(stderr, "flood: run: %s\n", err.msg);
-    return -1;
 }
 
 json_t *run_opts_config_json(const struct run_opts *ro, const struct crowd_opts *co,

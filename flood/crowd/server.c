@@ -254,8 +254,11 @@ static void *timer_main(void *arg)
     return NULL;
 }
 
-static void suspend_for(struct server *s, struct MHD_Connection *conn, struct request *rq,
-                        long delay_ms, int hang)
+/* Suspend conn for delay_ms (or until the stop, hang). 0, or -1 when the server is stopping:
+ * the timer thread has resumed its last connection and will resume no more, and MHD aborts
+ * when it is stopped with one still suspended, so the caller answers at once. */
+static int suspend_for(struct server *s, struct MHD_Connection *conn, struct request *rq,
+                       long delay_ms, int hang)
 {
     struct suspended *p = flood_xcalloc(1, sizeof(*p));
     p->conn = conn;
@@ -268,12 +271,18 @@ static void suspend_for(struct server *s, struct MHD_Connection *conn, struct re
         p->due.tv_sec++;
         p->due.tv_nsec -= 1000000000L;
     }
-    MHD_suspend_connection(conn);
     pthread_mutex_lock(&s->lock);
+    if (s->stopping) {
+        pthread_mutex_unlock(&s->lock);
+        free(p);
+        return -1;
+    }
+    MHD_suspend_connection(conn);
     p->next = s->pending;
     s->pending = p;
     pthread_cond_signal(&s->cond);
     pthread_mutex_unlock(&s->lock);
+    return 0;
 }
 
 static enum MHD_Result reset_connection(struct MHD_Connection *conn)
@@ -508,8 +517,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
             if (rq->fault.hang || rq->fault.delay_ms > 0) {
                 if (rq->fault.hang)
                     atomic_fetch_add(&s->faults, 1);
-                suspend_for(s, conn, rq, rq->fault.delay_ms, rq->fault.hang);
-                return MHD_YES;
+                if (suspend_for(s, conn, rq, rq->fault.delay_ms, rq->fault.hang) == 0)
+                    return MHD_YES;
+                rq->resumed = 1; /* stopping: a delay answers now, a hang closes */
             }
         }
     }

@@ -8,6 +8,7 @@
 #include "flood/core/fsutil.h"
 #include "flood/report/report.h"
 #include "flood/report/report_fetches.h"
+#include "flood/report/report_preset.h"
 #include "flood/report/report_plot.h"
 #include "flood/report/report_run.h"
 
@@ -613,7 +614,7 @@ static void header(FILE *f, const struct report_run *r)
     fputs("</code></p>\n", f);
     if (!inbox)
         target_list(f, json_object_get(cfg, "personas"));
-
+    report_preset_section(f, r); /* a preset's watched figures come first */
     fputs("<h2 id=\"summary\">Summary</h2>\n", f);
     if (!summary_table(f, r->dir)) {
         json_t *t = json_object_get(root, "totals");

@@ -18,7 +18,8 @@ t_cleanup() {
 }
 trap t_cleanup EXIT
 
-# check STATUS DESCRIPTION: STATUS 0 passes.
+# check STATUS DESCRIPTION: STATUS 0 passes. Returns non-zero on a failure, so that
+# `check $? "..." || show_why` prints the cause beside the failing line.
 check() {
     T_N=$((T_N + 1))
     if [ "$1" -eq 0 ]; then
@@ -26,6 +27,7 @@ check() {
     else
         echo "not ok $T_N - $2"
         T_FAILED=$((T_FAILED + 1))
+        return 1
     fi
 }
 
