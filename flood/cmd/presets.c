@@ -306,7 +306,8 @@ static void list_dir(const char *dir, char ***seen, size_t *n_seen)
         names[n++] = flood_xstrdup(e->d_name);
     }
     closedir(d);
-    qsort(names, n, sizeof(*names), by_name);
+    if (n) /* qsort's array may not be NULL, even for no element */
+        qsort(names, n, sizeof(*names), by_name);
     for (size_t i = 0; i < n; i++) {
         char path[PATH_MAX + 80];
         snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
