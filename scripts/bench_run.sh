@@ -7,7 +7,8 @@
 #      of offered answered, dispatch lag p99 at most 1 ms), found by stepping rates;
 #   2. the signed path: flood's highest sustained rate with a fresh RSA-2048 signature on
 #      every request and S signer threads, against S x `openssl speed rsa2048` sign/s;
-#   3. pacing: 5000/s for 20 s unsigned and 600/s with RSA-2048: every whole second's sends
+#   3. pacing: 5000/s for 20 s unsigned and 600/s with RSA-2048 (plain posts, and the
+#      realistic mix of every kind with --content default): every whole second's sends
 #      within 0.5% of the rate, dispatch lag p99 at most 1 ms;
 #   4. memory: resident size with 10,000 requests in flight (a sink that never answers).
 # About five minutes. Needs nginx (nginx-light), wrk, taskset, jq, openssl.
@@ -236,8 +237,16 @@ pace() {
 }
 run_flood pace-none --inbox "$INBOX" --rate 5000 --duration "${pace_s}s" --sign none
 pace pace-none 5000 "--sign none"
-run_flood pace-rsa --inbox "$INBOX" --rate 600 --duration "${pace_s}s" --sign cavage --signers "$S"
-pace pace-rsa 600 "RSA-2048"
+run_flood pace-rsa --inbox "$INBOX" --rate 600 --duration "${pace_s}s" --sign cavage --signers "$S" \
+    --content plain
+pace pace-rsa 600 "RSA-2048, plain posts"
+# the realistic traffic beside it: every kind, rich bodies built by the same signer threads
+run_flood pace-real --inbox "$INBOX" --rate 600 --duration "${pace_s}s" --sign cavage --signers "$S" \
+    --content default --mix create=40,reply=10,announce=15,like=20,follow=5,update=5,delete=5
+pace pace-real 600 "RSA-2048, the realistic mix (--content default)"
+lag_plain=$(j pace-rsa '.totals.dispatch_lag_ms.p99')
+lag_real=$(j pace-real '.totals.dispatch_lag_ms.p99')
+echo "bench: realistic against plain at 600/s signed: dispatch lag p99 $lag_real ms against $lag_plain ms (ratio $(awk -v a="$lag_real" -v b="$lag_plain" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'))"
 
 # ---- 4. memory at 10,000 in flight -----------------------------------------------------
 "$SINK" --mode hang --exit-after 120 >"$TMP/hang.port" &
