@@ -95,69 +95,27 @@ static void discover(struct check *c)
 
 /* ---- sending ---------------------------------------------------------------------------- */
 
-static struct wf_persona_ref pref(const struct check *c)
-{
-    return (struct wf_persona_ref){.actor = c->persona.actor, .mention = c->mention};
-}
-
-/* Serve a JSON document at its id, and return it as text (new string). */
-static char *serve_json(struct check *c, const json_t *doc)
-{
-    char *text = json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER);
-    const char *id = json_string_value(json_object_get(doc, "id"));
-    if (text && id)
-        check_serve_object(c, id, text);
-    return text;
-}
-
 /* A Create(Note) mentioning the persona from actor (inst, act) of crowd wf (the crowd or
  * the check crowd), served at its ids. The Note's id into note_id. New text, or NULL. */
 static char *make_create(struct check *c, const struct wf_crowd *wf, int inst, int act,
                          char note_id[WF_URL_MAX], struct flood_err *err)
 {
     struct wf_act_from from = {.instance = inst, .actor = act, .seq = c->seq_next++};
-    struct wf_persona_ref p = pref(c);
+    struct wf_persona_ref p = check_pref(c);
     time_t now = time(NULL);
     json_t *note = wf_act_note(wf, &from, &p, now, 1, err);
     json_t *create = note ? wf_act_create(wf, &from, &p, now, err) : NULL;
     char *text = NULL;
     if (create) {
-        free(serve_json(c, note));
-        text = serve_json(c, create);
+        free(check_serve_json(c, note));
+        text = check_serve_json(c, create);
         wf_note_url(wf, inst, act, from.seq, note_id);
+        c->create_seq = from.seq;
+        c->create_at = now;
     }
     json_decref(note);
     json_decref(create);
     return text;
-}
-
-/* POST text as crowd actor (inst, act) to the persona's inbox, cavage. */
-static int post_as(struct check *c, int inst, int act, const char *text, struct check_http *h,
-                   struct flood_err *err)
-{
-    char kid[WF_URL_MAX];
-    crowd_key_id(c->crowd, inst, act, kid);
-    return check_net_post(c, c->persona.inbox, text, crowd_key(c->crowd, inst, act), kid,
-                          SIGN_CAVAGE, CV_GOOD, h, err);
-}
-
-/* Send text and judge "a 2xx is expected". */
-static void send_expect_2xx(struct check *c, struct check_result *r, int inst, int act,
-                            const char *text, const char *what)
-{
-    struct check_http h;
-    struct flood_err e = {0};
-    if (post_as(c, inst, act, text, &h, &e) < 0) {
-        check_set(r, CHECK_FAIL, "2xx", e.msg, NULL);
-        return;
-    }
-    char *got = check_answer_text(&h);
-    if (check_is_2xx(h.status))
-        check_set(r, CHECK_PASS, NULL, NULL, "%s: %s", what, got);
-    else
-        check_set(r, CHECK_FAIL, "2xx", got, NULL);
-    free(got);
-    check_http_free(&h);
 }
 
 /* ---- the API ---------------------------------------------------------------------------- */
@@ -167,10 +125,10 @@ static void send_expect_2xx(struct check *c, struct check_result *r, int inst, i
 static void step_follow(struct check *c, struct check_result *r, const struct scenario_step *st)
 {
     struct wf_act_from from = {.instance = st->instance, .actor = st->actor, .seq = c->seq_next++};
-    struct wf_persona_ref p = pref(c);
+    struct wf_persona_ref p = check_pref(c);
     struct flood_err e = {0};
     json_t *f = wf_act_follow(&c->crowd->wf, &from, &p, 1, &e);
-    char *text = f ? serve_json(c, f) : NULL;
+    char *text = f ? check_serve_json(c, f) : NULL;
     json_decref(f);
     if (!text) {
         check_set(r, CHECK_FAIL, "a Follow", e.msg, NULL);
@@ -182,7 +140,7 @@ static void step_follow(struct check *c, struct check_result *r, const struct sc
     c->follow_actor = st->actor;
     wf_activity_url(&c->crowd->wf, st->instance, st->actor, from.seq, c->follow_id);
     c->follow_mono_us = check_mono_us();
-    send_expect_2xx(c, r, st->instance, st->actor, text, "Follow taken");
+    check_send_expect_2xx(c, r, st->instance, st->actor, text, "Follow taken");
     c->following = r->outcome == CHECK_PASS;
     free(text);
 }
@@ -216,16 +174,16 @@ static void step_undo_follow(struct check *c, struct check_result *r)
     }
     struct wf_act_from from = {
         .instance = c->follow_inst, .actor = c->follow_actor, .seq = c->seq_next++};
-    struct wf_persona_ref p = pref(c);
+    struct wf_persona_ref p = check_pref(c);
     struct flood_err e = {0};
     json_t *u = wf_act_undo_follow(&c->crowd->wf, &from, c->follow_seq, &p, &e);
-    char *text = u ? serve_json(c, u) : NULL;
+    char *text = u ? check_serve_json(c, u) : NULL;
     json_decref(u);
     if (!text) {
         check_set(r, CHECK_FAIL, "an Undo", e.msg, NULL);
         return;
     }
-    send_expect_2xx(c, r, c->follow_inst, c->follow_actor, text, "Undo(Follow) taken");
+    check_send_expect_2xx(c, r, c->follow_inst, c->follow_actor, text, "Undo(Follow) taken");
     if (r->outcome == CHECK_PASS)
         c->following = 0;
     free(text);
@@ -242,9 +200,14 @@ static void step_post_mention(struct check *c, struct check_result *r,
         check_set(r, CHECK_FAIL, "a Create", e.msg, NULL);
         return;
     }
-    send_expect_2xx(c, r, st->instance, st->actor, text, "Create(Note) taken");
-    if (r->outcome == CHECK_PASS)
+    check_send_expect_2xx(c, r, st->instance, st->actor, text, "Create(Note) taken");
+    if (r->outcome == CHECK_PASS) {
         snprintf(c->note_id, sizeof(c->note_id), "%s", note);
+        c->note_seq = c->create_seq;
+        c->note_at = c->create_at;
+        c->note_inst = st->instance;
+        c->note_actor = st->actor;
+    }
     free(text);
 }
 
@@ -258,15 +221,15 @@ static void step_like(struct check *c, struct check_result *r, const struct scen
         return;
     }
     struct wf_act_from from = {.instance = st->instance, .actor = st->actor, .seq = c->seq_next++};
-    struct wf_persona_ref p = pref(c);
+    struct wf_persona_ref p = check_pref(c);
     json_t *l = wf_act_like(&c->crowd->wf, &from, &p, post, &e);
-    char *text = l ? serve_json(c, l) : NULL;
+    char *text = l ? check_serve_json(c, l) : NULL;
     if (!text) {
         json_decref(l);
         check_set(r, CHECK_FAIL, "a Like", e.msg, NULL);
         return;
     }
-    send_expect_2xx(c, r, st->instance, st->actor, text, "Like taken");
+    check_send_expect_2xx(c, r, st->instance, st->actor, text, "Like taken");
     if (r->outcome == CHECK_PASS) {
         json_object_del(l, "@context");
         free(c->like_json);
@@ -296,13 +259,13 @@ static void step_undo_like(struct check *c, struct check_result *r)
         like ? json_pack("{s:s, s:s, s:s, s:s, s:[s], s:o}", "@context", WF_AS_CONTEXT, "id", id,
                          "type", "Undo", "actor", actor, "to", c->persona.actor, "object", like)
              : NULL;
-    char *text = u ? serve_json(c, u) : NULL;
+    char *text = u ? check_serve_json(c, u) : NULL;
     json_decref(u);
     if (!text) {
         check_set(r, CHECK_FAIL, "an Undo", "jansson refused the document", NULL);
         return;
     }
-    send_expect_2xx(c, r, c->like_inst, c->like_actor, text, "Undo(Like) taken");
+    check_send_expect_2xx(c, r, c->like_inst, c->like_actor, text, "Undo(Like) taken");
     if (r->outcome == CHECK_PASS)
         c->liked = 0;
     free(text);
@@ -473,7 +436,7 @@ static void step_rotate(struct check *c, struct check_result *r)
                              "https://w3id.org/security/v1", "id", id, "type", "Update", "actor",
                              actor, "to", WF_AS_PUBLIC, "object", person)
                  : NULL;
-    text = upd ? serve_json(c, upd) : NULL;
+    text = upd ? check_serve_json(c, upd) : NULL;
     if (!text || post_rotor(c, text, &h, &e) < 0) {
         check_set(r, CHECK_FAIL, "Update(Person) taken", text ? e.msg : "no document", NULL);
         goto out;
@@ -604,6 +567,14 @@ static void run_step(struct check *c, const struct scenario_step *st, struct che
         break;
     case SC_API_FOLLOW_CROWD:
         check_step_api_follow_crowd(c, r, st);
+        break;
+    case SC_ANNOUNCE_UNSEEN:
+    case SC_REPLY_THREAD:
+    case SC_POST_MEDIA:
+    case SC_POST_POLL:
+    case SC_EDIT_POST:
+    case SC_DELETE_POST:
+        check_step_traffic(c, r, st);
         break;
     case SC_WAIT:
         check_sleep_ms(st->ms);

@@ -10,9 +10,9 @@
  * (FEP-521a) for the RFC 9421 ed25519 dialect.
  *
  * The room flood/check/: `flood check`: the scenario language (scenario.c), this runner
- * (check.c), its steps (check_discover.c, check_api.c), and what they share below them
- * (check_util.c, check_net.c, check_host.c); the runner calls the steps, never the other way.
- * What is made of its card, the JSON report (check_card.h: check_card.c, the JUnit XML of
+ * (check.c), its steps (check_discover.c, check_api.c, check_traffic.c), and what they share
+ * below them (check_util.c, check_net.c, check_host.c); the runner calls the steps, never the other
+ * way. What is made of its card, the JSON report (check_card.h: check_card.c, the JUnit XML of
  * check_junit.c, the interop matrix of `flood matrix` in check_matrix.c), needs only jansson.
  * It calls inbound/, send/, crowd/, core/, webfinger/ and sign/. */
 #ifndef FLOOD_CHECK_H

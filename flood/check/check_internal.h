@@ -5,9 +5,11 @@
 
 #include <pthread.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "flood/check/check.h"
 #include "flood/send/workload.h"
+#include "webfinger/activity.h"
 
 #define CHECK_BODY_MAX   (1024 * 1024)
 #define CHECK_RECV_MAX   4096 /* Accepts and Rejects remembered */
@@ -62,6 +64,11 @@ struct check {
     char *like_object;
     int like_inst, like_actor, liked;
     char note_id[WF_URL_MAX]; /* the last post mention's Note */
+    uint64_t note_seq;        /* ... its number, time and author */
+    time_t note_at;
+    int note_inst, note_actor;
+    uint64_t create_seq; /* the last Create made (make_create) */
+    time_t create_at;
     struct {
         char name[SCENARIO_NAME_MAX];
         uint64_t start_us;
@@ -91,7 +98,19 @@ void check_sleep_ms(long ms);
 /* scheme://authority of url: a new string, or NULL. */
 char *check_origin_of(const char *url);
 
-/* ---- check_discover.c, check_api.c: steps --------------------------------------------- */
+/* The persona as the activity builders see it. */
+struct wf_persona_ref check_pref(const struct check *c);
+/* Serve a JSON document at its id, and return it as text (a new string, or NULL). */
+char *check_serve_json(struct check *c, const json_t *doc);
+/* POST text as crowd actor (inst, act) to the persona's inbox and judge "a 2xx is expected":
+ * pass with "WHAT: ANSWER", else fail. */
+void check_send_expect_2xx(struct check *c, struct check_result *r, int inst, int act,
+                           const char *text, const char *what);
+
+/* ---- check_discover.c, check_api.c, check_traffic.c: steps ------------------------------ */
+
+/* announce unseen, reply thread, post media, post poll, edit post, delete post. */
+void check_step_traffic(struct check *c, struct check_result *r, const struct scenario_step *st);
 
 void check_step_webfinger(struct check *c, struct check_result *r);
 void check_step_actor(struct check *c, struct check_result *r, int signed_get);

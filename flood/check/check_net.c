@@ -1,6 +1,6 @@
 /* flood/check/check_net.c: the runner's requests: signed inbox POSTs (good, or spoiled on
- * purpose) and Mastodon API calls. Blocking libcurl, one easy handle a call: the runner
- * sends one request at a time. */
+ * purpose), posts as a crowd actor judged "2xx expected", and Mastodon API calls. Blocking libcurl,
+ * one easy handle a call: the runner sends one request at a time. */
 #include <curl/curl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -191,4 +191,50 @@ int check_api(struct check *c, const char *method, const char *path, const char 
         *json = json_loadb(h.body, h.len, 0, NULL);
     check_http_free(&h);
     return 0;
+}
+
+/* ---- sending as the crowd ----------------------------------------------------------- */
+
+struct wf_persona_ref check_pref(const struct check *c)
+{
+    return (struct wf_persona_ref){.actor = c->persona.actor, .mention = c->mention};
+}
+
+/* Serve a JSON document at its id, and return it as text (new string). */
+char *check_serve_json(struct check *c, const json_t *doc)
+{
+    char *text = json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    const char *id = json_string_value(json_object_get(doc, "id"));
+    if (text && id)
+        check_serve_object(c, id, text);
+    return text;
+}
+
+/* POST text as crowd actor (inst, act) to the persona's inbox, cavage. */
+static int post_as(struct check *c, int inst, int act, const char *text, struct check_http *h,
+                   struct flood_err *err)
+{
+    char kid[WF_URL_MAX];
+    crowd_key_id(c->crowd, inst, act, kid);
+    return check_net_post(c, c->persona.inbox, text, crowd_key(c->crowd, inst, act), kid,
+                          SIGN_CAVAGE, CV_GOOD, h, err);
+}
+
+/* Send text and judge "a 2xx is expected". */
+void check_send_expect_2xx(struct check *c, struct check_result *r, int inst, int act,
+                           const char *text, const char *what)
+{
+    struct check_http h;
+    struct flood_err e = {0};
+    if (post_as(c, inst, act, text, &h, &e) < 0) {
+        check_set(r, CHECK_FAIL, "2xx", e.msg, NULL);
+        return;
+    }
+    char *got = check_answer_text(&h);
+    if (check_is_2xx(h.status))
+        check_set(r, CHECK_PASS, NULL, NULL, "%s: %s", what, got);
+    else
+        check_set(r, CHECK_FAIL, "2xx", got, NULL);
+    free(got);
+    check_http_free(&h);
 }

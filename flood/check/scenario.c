@@ -38,6 +38,16 @@ const char scenario_default_text[] =
     "# the persona follows a crowd actor; the crowd's Accept must be honoured\n"
     "api follow-crowd expect accepted within 10s as flood2/user2\n"
     "\n"
+    "# traffic: a boost of a post the target never saw, a reply to a thread it must fetch, an\n"
+    "# image, a poll, then an edit and a delete of the mention above; with a token, each effect\n"
+    "# in the API (polled up to 5 s)\n"
+    "announce unseen within 5s as flood1/user1\n"
+    "reply thread within 5s as flood2/user1\n"
+    "post media within 5s as flood1/user2\n"
+    "post poll within 5s as flood2/user2\n"
+    "edit post within 5s\n"
+    "delete post within 5s\n"
+    "\n"
     "# what a server must refuse\n"
     "send unsigned expect refused\n"
     "send bad-key expect refused\n"
@@ -173,7 +183,7 @@ static int take_as(struct pctx *p, char **w, size_t *n, int allowed, struct scen
 static int take_within(struct pctx *p, char **w, size_t *n, int allowed, int required,
                        struct scenario_step *st)
 {
-    st->ms = SCENARIO_DEFAULT_WAIT_MS;
+    st->ms = eq(w[0], "api") ? SCENARIO_DEFAULT_WAIT_MS : SCENARIO_TRAFFIC_WAIT_MS;
     if (*n >= 2 && eq(w[*n - 2], "within")) {
         if (!allowed)
             return fail(p, "'%s' takes no 'within'", w[0]);
@@ -253,9 +263,33 @@ static int parse_words(struct pctx *p, char **w, size_t n, struct scenario_step 
     if (eq(k, "post")) {
         if (take_as(p, w, &n, 1, st) < 0)
             return -1;
-        if (n != 2 || !eq(w[1], "mention"))
-            return fail(p, "unknown post '%s' (post mention)", n > 1 ? w[1] : "");
-        st->kind = SC_POST_MENTION;
+        int mention = n >= 2 && eq(w[1], "mention");
+        if (take_within(p, w, &n, !mention, 0, st) < 0)
+            return -1;
+        if (n == 2 && mention)
+            st->kind = SC_POST_MENTION;
+        else if (n == 2 && eq(w[1], "media"))
+            st->kind = SC_POST_MEDIA;
+        else if (n == 2 && eq(w[1], "poll"))
+            st->kind = SC_POST_POLL;
+        else
+            return fail(p, "unknown post '%s' (post mention, post media, post poll)",
+                        n > 1 ? w[1] : "");
+        return 0;
+    }
+    if (eq(k, "announce") || eq(k, "reply") || eq(k, "edit") || eq(k, "delete")) {
+        static const char *const want[] = {"unseen", "thread", "post", "post"};
+        static const enum scenario_kind kinds[] = {SC_ANNOUNCE_UNSEEN, SC_REPLY_THREAD,
+                                                   SC_EDIT_POST, SC_DELETE_POST};
+        int i = eq(k, "announce") ? 0 : eq(k, "reply") ? 1 : eq(k, "edit") ? 2 : 3;
+        if (take_as(p, w, &n, i < 2, st) < 0 || take_within(p, w, &n, 1, 0, st) < 0)
+            return -1;
+        if (n != 2 || !eq(w[1], want[i]))
+            return fail(p,
+                        "unknown '%s' (announce unseen, reply thread, edit post, delete "
+                        "post)",
+                        n > 1 ? w[1] : "");
+        st->kind = kinds[i];
         return 0;
     }
     if (eq(k, "like")) {
@@ -378,6 +412,13 @@ static int check_order(struct pctx *p, const struct scenario *s)
         case SC_API_MENTION:
             if (!mentions)
                 return fail(p, "'%s' with no 'post mention' before it", st->text);
+            break;
+        case SC_EDIT_POST:
+        case SC_DELETE_POST:
+            if (!mentions)
+                return fail(p, "'%s' with no 'post mention' before it", st->text);
+            if (st->kind == SC_DELETE_POST)
+                mentions = 0; /* the note is gone: a later edit or delete needs a new one */
             break;
         case SC_TIMER_START:
         case SC_TIMER_STOP: {

@@ -10,6 +10,9 @@
  *   rotate key then send
  *   api mention-notified [within DUR]   api like-counted [within DUR]
  *   api follow-crowd expect accepted [within DUR] [as I/A]
+ *   announce unseen [within DUR] [as I/A]     reply thread [within DUR] [as I/A]
+ *   post media [within DUR] [as I/A]          post poll [within DUR] [as I/A]
+ *   edit post [within DUR]                    delete post [within DUR]
  *   wait DUR       timer start NAME       timer stop NAME
  *
  * DUR is a number with ms, s or m ("500ms", "10s", "2m"). I/A names crowd actor A of
@@ -42,6 +45,12 @@ enum scenario_kind {
     SC_API_MENTION,      /* ms */
     SC_API_LIKE,         /* ms */
     SC_API_FOLLOW_CROWD, /* ms */
+    SC_ANNOUNCE_UNSEEN,  /* ms: how long the API is polled for the effect */
+    SC_REPLY_THREAD,     /* ms */
+    SC_POST_MEDIA,       /* ms */
+    SC_POST_POLL,        /* ms */
+    SC_EDIT_POST,        /* ms */
+    SC_DELETE_POST,      /* ms */
     SC_WAIT,             /* ms */
     SC_TIMER_START,      /* name */
     SC_TIMER_STOP,       /* name */
@@ -90,13 +99,16 @@ extern const char scenario_default_text[];
 
 /* Default waits when a step does not say "within": */
 #define SCENARIO_DEFAULT_WAIT_MS 10000L
+/* ... and for the traffic steps (announce, reply, media, poll, edit, delete): */
+#define SCENARIO_TRAFFIC_WAIT_MS 5000L
 
 /* Parse text (NUL-terminated) as scenario file `file` into *out (scenario_free). 0, or -1
  * and err "FILE:LINE: problem 'word'" (e.g. "x.flood:7: unknown step 'folow'"); out is
  * then empty. Also checked: a timer stopped that was never started, started twice, or
  * left running; "expect accept" or "undo follow" with no follow before; "undo like"
  * with no like before; "api mention-notified" with no post mention before; "api
- * like-counted" with no like before. */
+ * like-counted" with no like before; "edit post" or "delete post" with no post mention
+ * before, or after a "delete post" with no post mention between. */
 int scenario_parse(const char *text, const char *file, struct scenario *out,
                    struct flood_err *err) FLOOD_WUR;
 /* Read and parse a file (at most 1 MiB). 0, or -1 and err. */

@@ -89,7 +89,7 @@ run_check() { # CROWD_PORT TARGET_PORT OUT [more options]
 run_check "$fs" "$ts" "$dir/strict.json" --token-file "$dir/token.$ts" --json
 rc=$?
 check '[ $rc -eq 0 ]' "strict target: exit 0 (got $rc)"
-check 'jq -e ".steps | length == 25" "$dir/strict.json" >/dev/null' "25 steps reported"
+check 'jq -e ".steps | length == 31" "$dir/strict.json" >/dev/null' "31 steps reported"
 check 'jq -e "[.steps[] | select(.result == \"fail\")] | length == 0" "$dir/strict.json" \
     >/dev/null' "strict target: no step fails"
 jq -r '.steps[] | select(.result == "fail") | "#   \(.line) \(.step): expected \(.expected), got \(.got)"' \
@@ -105,10 +105,19 @@ done
 for s in "discover webfinger" "discover actor unsigned" "discover actor signed" \
     "discover nodeinfo" "expect accept" "undo follow" "api mention-notified" \
     "api like-counted" "undo like" "api follow-crowd" "send dialect cavage-rsa" \
-    "rotate key then send"; do
+    "rotate key then send" "announce unseen" "reply thread" "post media" "post poll" \
+    "edit post" "delete post"; do
     r=$(jq -r --arg s "$s" '[.steps[] | select(.step | startswith($s)) | .result][0]' \
         "$dir/strict.json")
     check '[ "$r" = pass ]' "strict target: '$s' passes ($r)"
+done
+# the traffic steps saw their effects through the API, each within its 5 s bound
+for s in "announce unseen:reblogs_count 1" "reply thread:its parent fetched too" \
+    "post media:media_attachments: 1" "post poll:poll.options: 3" \
+    "edit post:edited_at 20" "delete post:gone (404)"; do
+    d=$(jq -r --arg s "${s%%:*}" '[.steps[] | select(.step | startswith($s)) | .detail][0]' \
+        "$dir/strict.json")
+    check '[[ "$d" == *"${s#*:}"* ]]' "strict target: '${s%%:*}' effect: $d"
 done
 acc=$(jq -r '.steps[] | select(.step | startswith("expect accept")) | .ms' "$dir/strict.json")
 check 'awk -v m="$acc" "BEGIN { exit !(m > 0 && m < 10000) }"' \

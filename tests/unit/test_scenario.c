@@ -233,7 +233,8 @@ static void errors(void)
             "an instance without a number");
     refused("follow now\n", "t.flood:1: unexpected 'now' after 'follow'", "follow now");
     refused("undo post\n", "t.flood:1: unknown undo 'post' (undo follow, undo like)", "undo post");
-    refused("post note\n", "t.flood:1: unknown post 'note' (post mention)", "post note");
+    refused("post note\n", "t.flood:1: unknown post 'note' (post mention, post media, post poll)",
+            "post note");
     refused("send unsigned\n", "t.flood:1: 'send unsigned' needs 'expect refused'",
             "send unsigned without expectation");
     refused("send unsigned expect accepted\n", "t.flood:1: 'send unsigned' needs 'expect refused'",
@@ -321,11 +322,54 @@ static void durations_and_actors(void)
     CHECK_STR(scenario_dialect_name((enum scenario_dialect)99), "?", "an unknown dialect");
 }
 
+/* The traffic steps: their forms, their default wait, and their order rules. */
+static void traffic_steps(void)
+{
+    const char *text = "announce unseen as 1/2\n"
+                       "reply thread within 3s as flood2/user1\n"
+                       "post media\n"
+                       "post poll within 1s\n"
+                       "post mention\n"
+                       "edit post\n"
+                       "delete post within 2s\n";
+    struct scenario s;
+    struct flood_err err;
+    int rc = parse(text, &s, &err);
+    CHECK(rc == 0 && s.n == 7, "the traffic steps parse (%s)", rc ? err.msg : "");
+    if (rc == 0 && s.n == 7) {
+        static const enum scenario_kind want[] = {
+            SC_ANNOUNCE_UNSEEN, SC_REPLY_THREAD, SC_POST_MEDIA, SC_POST_POLL,
+            SC_POST_MENTION,    SC_EDIT_POST,    SC_DELETE_POST};
+        int ok = 1;
+        for (size_t i = 0; i < 7; i++)
+            ok &= s.steps[i].kind == want[i];
+        CHECK(ok, "every traffic step has its kind");
+        CHECK(s.steps[0].instance == 1 && s.steps[0].actor == 2 &&
+                  s.steps[0].ms == SCENARIO_TRAFFIC_WAIT_MS,
+              "announce unseen as 1/2, the traffic default wait");
+        CHECK(s.steps[1].ms == 3000 && s.steps[1].instance == 2, "reply thread within 3s as 2/1");
+        CHECK(s.steps[3].ms == 1000 && s.steps[6].ms == 2000, "within on post poll and delete");
+        scenario_free(&s);
+    }
+    refused("edit post\n", "t.flood:1: 'edit post' with no 'post mention' before it",
+            "edit with nothing to edit");
+    refused("post mention\ndelete post\nedit post\n",
+            "t.flood:3: 'edit post' with no 'post mention' before it", "edit after the delete");
+    refused("edit post as 1/1\npost mention\n", "t.flood:1: 'edit' takes no 'as I/A'",
+            "edit as another actor");
+    refused("announce seen\n",
+            "t.flood:1: unknown 'seen' (announce unseen, reply thread, edit post, delete post)",
+            "announce seen");
+    refused("post mention within 5s\n", "t.flood:1: 'post' takes no 'within'",
+            "post mention within");
+}
+
 int main(void)
 {
     every_step();
     default_scenario();
     errors();
     durations_and_actors();
+    traffic_steps();
     return check_done();
 }
