@@ -17,14 +17,16 @@ trap cleanup EXIT
 
 # run NAME [flood run options...]: a fresh target, an account, then a run of Follows (and
 # Creates) at it; run.json in $dir/NAME/run.json. The crowd's port is chosen first, since
-# the target sends every *.test fetch there.
+# the target sends every *.test fetch there; should another process take it before flood
+# run listens (the run then stops at once, "cannot listen on"), both start again on new
+# ports.
 run() {
     local name=$1
     shift
-    local tport fport started=""
+    local tport fport started rc=1
     for _ in $(seq 10); do
-        tport=$((20000 + RANDOM % 20000))
-        fport=$((40000 + RANDOM % 20000))
+        tport=$(pick_port) && fport=$(pick_port) || return 1
+        started=""
         timeout 150 node "$TARGET_DIR/server.mjs" --listen "127.0.0.1:$tport" \
             --domain target.test --resolve-crowd "127.0.0.1:$fport" --workers 2 \
             >"$dir/$name-target.out" 2>"$dir/$name-target.err" &
@@ -34,23 +36,25 @@ run() {
             kill -0 "$pt" 2>/dev/null || break
             sleep 0.1
         done
-        [ -n "$started" ] && break
+        if [ -z "$started" ]; then
+            kill "$pt" 2>/dev/null
+            wait "$pt" 2>/dev/null
+            pt=""
+            continue
+        fi
+        curl -s -X POST "http://127.0.0.1:$tport/admin/accounts" -d '{"username":"load0"}' >/dev/null
+        timeout 140 "$FLOOD" run --listen "127.0.0.1:$fport" --state "$dir/state" --instances 4 \
+            --actors 5 --key-pool 2 --persona "http://target.test:$tport/users/load0" \
+            --resolve "target.test:$tport:127.0.0.1" --mix create=50,follow=50 --rate 20 \
+            --duration 5s --grace 30s --out "$dir/$name" --quiet "$@" \
+            >"$dir/$name-run.out" 2>"$dir/$name-run.err"
+        rc=$?
+        curl -s "http://127.0.0.1:$tport/stats" >"$dir/$name-stats.json"
         kill "$pt" 2>/dev/null
         wait "$pt" 2>/dev/null
         pt=""
+        grep -q "cannot listen on" "$dir/$name-run.err" || break
     done
-    [ -z "$started" ] && return 1
-    curl -s -X POST "http://127.0.0.1:$tport/admin/accounts" -d '{"username":"load0"}' >/dev/null
-    timeout 140 "$FLOOD" run --listen "127.0.0.1:$fport" --state "$dir/state" --instances 4 \
-        --actors 5 --key-pool 2 --persona "http://target.test:$tport/users/load0" \
-        --resolve "target.test:$tport:127.0.0.1" --mix create=50,follow=50 --rate 20 \
-        --duration 5s --grace 30s --out "$dir/$name" --quiet "$@" \
-        >"$dir/$name-run.out" 2>"$dir/$name-run.err"
-    local rc=$?
-    curl -s "http://127.0.0.1:$tport/stats" >"$dir/$name-stats.json"
-    kill "$pt" 2>/dev/null
-    wait "$pt" 2>/dev/null
-    pt=""
     return $rc
 }
 j() { jq -r "$2" "$dir/$1/run.json" 2>/dev/null; }
