@@ -265,7 +265,13 @@ static int folder_layout(const char *dir, enum sign_key_type t, int *pool, struc
     char *path = flood_xasprintf("%s/pool", dir);
     int rc = read_layout(path, pool, err);
     if (rc == 1) {
-        int k = has_keys(dir) ? 0 : crowd_default_pool(t);
+        int old = has_keys(dir), k = old ? 0 : crowd_default_pool(t);
+        if (old && access(dir, W_OK) != 0) {
+            /* a read-only copy (a Kubernetes Secret) of a folder made before the record */
+            *pool = k;
+            free(path);
+            return 0;
+        }
         char text[32];
         int len = snprintf(text, sizeof(text), "%d\n", k);
         /* FS_FIRST: should a flood without the lock have recorded one meanwhile, its wins */

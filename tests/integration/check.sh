@@ -32,18 +32,7 @@ rc=$?
 check '[ $rc -eq 2 ] && grep -q "persona is required" "$dir/use.err"' "no --persona: exit 2"
 
 # The target must know the crowd's address when it starts, and flood check starts the
-# crowd itself: pick a free port for each crowd, start the targets on port 0.
-free_port() {
-    local p
-    for _ in $(seq 50); do
-        p=$((20000 + RANDOM % 40000))
-        if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-            echo "$p"
-            return 0
-        fi
-    done
-    return 1
-}
+# crowd itself: pick a port for each crowd (pick_port), start the targets on port 0.
 start_target() { # NAME CROWD_PORT [--lax]
     local name=$1 fport=$2
     shift 2
@@ -60,7 +49,7 @@ wait_target() { # NAME: prints the port
     done
     return 1
 }
-fs=$(free_port) && fl=$(free_port) || { bad "free ports"; exit 1; }
+fs=$(pick_port) && fl=$(pick_port) || { bad "free ports"; exit 1; }
 start_target strict "$fs"
 start_target lax "$fl" --lax
 ts=$(wait_target strict) && tl=$(wait_target lax)

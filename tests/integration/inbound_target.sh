@@ -23,7 +23,7 @@ trap cleanup EXIT
 # names the crowd's: pick the target's port, start the crowd on port 0, then the target.
 up=""
 for _ in $(seq 10); do
-    tport=$((20000 + RANDOM % 40000))
+    tport=$(pick_port) || break
     "$FLOOD" serve --listen 127.0.0.1:0 --state "$dir/state" --instances 8 --actors 2 \
         --key-pool 1 --server-threads 8 --exit-after 170 --log-deliveries \
         --allow-host target.test --resolve "target.test:$tport:127.0.0.1" \

@@ -110,12 +110,18 @@ stop_pid "$FIX_PID"
 # 2. during a real run, when flood run has --metrics
 if "$FLOOD" run --help 2>/dev/null | grep -q -- '--metrics'; then
     start_sink --status 202
-    MPORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
     hold=""
     "$FLOOD" run --help | grep -q -- '--metrics-hold' && hold="--metrics-hold 3s"
+    # port 0: the run binds a free port itself and prints it (a port picked here and handed
+    # over could be taken by another process meanwhile)
     # shellcheck disable=SC2086
     frun_bg --inbox "http://127.0.0.1:$SINK_PORT/inbox" --rate 200 --duration 2s --sign none \
-        --mix create=80,follow=20 --metrics "127.0.0.1:$MPORT" $hold
+        --mix create=80,follow=20 --metrics 127.0.0.1:0 $hold
+    MPORT=""
+    while [ -z "$MPORT" ] && kill -0 "$RUN_PID" 2>/dev/null; do
+        MPORT=$(sed -n 's|^flood: run: metrics on http://127.0.0.1:\([0-9]*\)/metrics$|\1|p' "$RUN_ERR")
+        [ -n "$MPORT" ] || sleep 0.05
+    done
     last=$T_TMP/run.prom
     # scrape until the run has written its results, keeping the last good scrape
     while kill -0 "$RUN_PID" 2>/dev/null; do

@@ -102,7 +102,9 @@ check $? "the stop is announced on stderr"
 start_sink --mode hang
 frun_bg --inbox "http://127.0.0.1:$SINK_PORT/inbox" --rate 50 --duration 10s --sign none \
     --grace 500ms --timeout 30s --mix create=1
-sleep 2
+# a SIGTERM before the run has started ends the process as usual: wait for the start
+for _ in $(seq 1 200); do grep -q 'activities over' "$RUN_ERR" && break; sleep 0.05; done
+sleep 1
 kill -TERM "$RUN_PID"
 wait "$RUN_PID"
 RUN_RC=$?

@@ -174,6 +174,22 @@ static void test_layout(void)
     CHECK(c && c->n_keys == 2, "and kept on the next start");
     crowd_free(c);
 
+    /* a read-only copy of such a folder (a Kubernetes Secret) loads as it was made */
+    char kdir[512];
+    snprintf(kdir, sizeof(kdir), "%s/keys/rsa-2048", dir);
+    if (geteuid() != 0) { /* root writes anywhere */
+        unlink(rec);
+        chmod(kdir, 0500);
+        c = crowd_new(&o, &err);
+        CHECK(c && c->n_keys == 2, "a read-only folder without a record: a key per actor (%s)",
+              c ? "ok" : err.msg);
+        crowd_free(c);
+        CHECK(access(rec, F_OK) != 0, "and nothing is written there");
+        chmod(kdir, 0700);
+    } else {
+        CHECK(1, "a read-only folder # SKIP running as root: every folder is writable");
+    }
+
     /* a record that is not a number is a clear error */
     FILE *f = fopen(rec, "w");
     if (f) {
