@@ -34,7 +34,9 @@ TARGET_PID=$!
 trap 'kill $TARGET_PID 2>/dev/null; wait $TARGET_PID 2>/dev/null || true' EXIT
 TARGET_PORT=""
 for _ in $(seq 300); do
-    TARGET_PORT=$(sed -n 's|^listening on http://127.0.0.1:\([0-9]*\)$|\1|p' "$WORK/target.out")
+    # the redirect is opened in the child: the file may not be there yet (set -e)
+    TARGET_PORT=$(sed -n 's|^listening on http://127.0.0.1:\([0-9]*\)$|\1|p' "$WORK/target.out" \
+        2>/dev/null || true)
     [ -n "$TARGET_PORT" ] && break
     sleep 0.1
 done

@@ -82,9 +82,11 @@ grep -q '<svg id="plot-capacity"' "$T_TMP/c1/capacity.html" &&
 check $? "capacity.html: the chart, nothing loaded from anywhere"
 stop_target
 
-# 2. no queue source: Follow-to-Accept alone, moving with --work-ms, every answer 202. The
-# limit (2 s) leaves room for the target's own Accept delivery on busy cores; the 10 s hold
-# lets a queue growing 15% past capacity reach it. Judging logic, not memory safety: the
+# 2. no queue source: Follow-to-Accept alone, moving with --work-ms, every answer 202. A
+# rate x past capacity adds about x times the hold to Follow-to-Accept by the hold's end
+# (the queue grows (r - c) x hold, and drains at c), whatever c is: a 12 s hold and a 1.5 s
+# limit break near 10% past capacity with the target's own Accept delivery (0.2-0.4 s on
+# quiet cores) on top. Judging logic, not memory safety: the
 # sanitized round runs the C paths in part 1 and skips this longer part.
 rounds="200 100"
 [ "${FLOOD_ROUND:-plain}" = san ] && rounds=""
@@ -92,7 +94,7 @@ rounds="200 100"
 for m in $rounds; do
     want=$((1000 / m))
     start_target 1 "$m"
-    capacity "$T_TMP/f$m" --max-f2a 2s --hold 10s --start "$((want / 2))" --factor 2 --refine 3
+    capacity "$T_TMP/f$m" --max-f2a 1.5s --hold 12s --start "$((want / 2))" --factor 2 --refine 3
     expect_eq "$CAP_RC" 0 "--work-ms $m, no queue source: exits 0"
     within "$T_TMP/f$m" "$want"
     [ "$(jq -r .broke_first "$T_TMP/f$m/capacity.json")" = f2a ]
