@@ -87,19 +87,20 @@ json_t *wf_act_undo_follow(const struct wf_crowd *c, const struct wf_act_from *f
  * in activity_build.c; INTEROP.md ("Activities", "What a server does") is the source. */
 
 enum wf_act_kind {
-    WF_ACT_CREATE,      /* Create(Note) (a reply when in_reply_to is set) */
-    WF_ACT_NOTE,        /* the Note alone (as served at its id): CREATE with object_only */
-    WF_ACT_LIKE,        /* Like of object_id */
-    WF_ACT_FOLLOW,      /* Follow of the persona */
-    WF_ACT_UNDO_FOLLOW, /* Undo of the Follow numbered follow_seq, embedded */
-    WF_ACT_ANNOUNCE,    /* Announce of object_id (by object_author) */
-    WF_ACT_UPDATE_NOTE, /* Update of note ref_seq: the Note again with `updated` */
-    WF_ACT_DELETE_NOTE, /* Delete of note ref_seq, object a Tombstone */
-    WF_ACT_QUESTION,    /* Create(Question): a poll (object_only: the Question alone) */
-    WF_ACT_VOTE,        /* Create(Note) with name = option `choice` of poll object_id */
-    WF_ACT_EMOJI_REACT, /* EmojiReact of object_id: content a unicode emoji or :shortcode: */
-    WF_ACT_UNDO,        /* Undo of activity ref_seq of kind undo_kind (LIKE, ANNOUNCE,
-                           EMOJI_REACT), embedded whole */
+    WF_ACT_CREATE,       /* Create(Note) (a reply when in_reply_to is set) */
+    WF_ACT_NOTE,         /* the Note alone (as served at its id): CREATE with object_only */
+    WF_ACT_LIKE,         /* Like of object_id */
+    WF_ACT_FOLLOW,       /* Follow of the persona */
+    WF_ACT_UNDO_FOLLOW,  /* Undo of the Follow numbered follow_seq, embedded */
+    WF_ACT_ANNOUNCE,     /* Announce of object_id (by object_author) */
+    WF_ACT_UPDATE_NOTE,  /* Update of note ref_seq: the Note again with `updated` */
+    WF_ACT_DELETE_NOTE,  /* Delete of note ref_seq, object a Tombstone */
+    WF_ACT_QUESTION,     /* Create(Question): a poll (object_only: the Question alone) */
+    WF_ACT_VOTE,         /* Create(Note) with name = option `choice` of poll object_id */
+    WF_ACT_EMOJI_REACT,  /* EmojiReact of object_id: content a unicode emoji or :shortcode: */
+    WF_ACT_UNDO,         /* Undo of activity ref_seq of kind undo_kind (LIKE, ANNOUNCE,
+                            EMOJI_REACT), embedded whole */
+    WF_ACT_DELETE_ACTOR, /* Delete of the sending actor itself: object the actor's id */
     WF_ACT__COUNT
 };
 

@@ -12,6 +12,8 @@
  *   to Public, cc the author, the persona (when it is not the author) and the followers.
  * - Update(Note): the Note again (same id), with `updated` later than `published`.
  * - Delete: object a Tombstone {id, type, formerType: Note}, to Public.
+ * - Delete of an account (Mastodon's delete_person: object == actor): object the actor's id,
+ *   to Public; the receiver then checks the actor is gone (a GET answering 410 or 404).
  * - Question: oneOf/anyOf items {type: Note, name, replies: {type: Collection,
  *   totalItems}}, endTime, votersCount. A vote: Create(Note) with `name` the option and
  *   inReplyTo the poll, no content (GoToSocial), to the poll's author.
@@ -141,7 +143,8 @@ static int uses_ext(const struct wf_act_args *a)
     enum wf_act_kind k = a->kind == WF_ACT_UNDO ? a->undo_kind : a->kind;
     if (k == WF_ACT_QUESTION || k == WF_ACT_EMOJI_REACT)
         return 1;
-    if (k == WF_ACT_VOTE || k == WF_ACT_DELETE_NOTE || a->kind == WF_ACT_UNDO)
+    if (k == WF_ACT_VOTE || k == WF_ACT_DELETE_NOTE || k == WF_ACT_DELETE_ACTOR ||
+        a->kind == WF_ACT_UNDO)
         return 0;
     return (k == WF_ACT_CREATE || k == WF_ACT_NOTE || k == WF_ACT_UPDATE_NOTE) && a->post &&
            !a->post->plain;
@@ -618,6 +621,18 @@ static void write_delete(struct wf_jo *j, const struct wf_crowd *c, const struct
     wf_jo_end(j);
 }
 
+/* Delete(Person): as Mastodon's DeleteActorSerializer writes an account deletion, object the
+ * actor's own id (a URI, not embedded), to Public. */
+static void write_delete_actor(struct wf_jo *j, const struct wf_act_args *a, const struct ids *d)
+{
+    head(j, a, d, "Delete", NULL, 1);
+    wf_jo_arr(j, "to");
+    wf_jo_str(j, NULL, WF_AS_PUBLIC);
+    wf_jo_end(j);
+    wf_jo_str(j, "object", d->actor);
+    wf_jo_end(j);
+}
+
 static void write_undo(struct wf_jo *j, const struct wf_crowd *c, const struct wf_act_args *a,
                        const struct ids *d)
 {
@@ -707,6 +722,9 @@ static void build(struct wf_jo *j, const struct wf_crowd *c, const struct wf_act
         break;
     case WF_ACT_DELETE_NOTE:
         write_delete(j, c, a, &d);
+        break;
+    case WF_ACT_DELETE_ACTOR:
+        write_delete_actor(j, a, &d);
         break;
     default:
         j->bad = 1;

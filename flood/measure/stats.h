@@ -31,11 +31,12 @@ enum op_kind {
     OP_QUESTION,
     OP_VOTE,
     OP_EMOJI_REACT,
+    OP_DELETE_ACTOR,
     OP__COUNT
 };
 
 /* "create", "like", "follow", "undo", "announce", "reply", "update", "delete",
- * "update-actor", "question", "vote", "emoji-react" */
+ * "update-actor", "question", "vote", "emoji-react", "delete-actor" */
 const char *op_name(enum op_kind op);
 
 /* Outcome of one request. The transport kinds add up to "transport" in run.json. */

@@ -39,7 +39,7 @@ int workload_parse_mix(const char *s, unsigned mix[OP__COUNT], struct flood_err 
             flood_err_set(err, FLOOD_EINVAL,
                           "workload: --mix: unknown entry '%.*s' (want create|like|follow|undo|"
                           "announce|reply|update|delete|update-actor|question|vote|"
-                          "emoji-react=N)",
+                          "emoji-react|delete-actor=N)",
                           (int)(n > 40 ? 40 : n), p);
             return -1;
         }
@@ -352,7 +352,7 @@ static int maybe_undo(struct workload *w, uint64_t *rng, uint64_t seq, enum op_k
         uint64_t t = w->react[d];
         w->react[d] = w->react[--w->n_react];
         const struct entry *te = workload_entry(w, t, 0);
-        if (te && seq - t <= UINT32_MAX) {
+        if (te && seq - t <= UINT32_MAX && !w->revs[te->actor_idx].gone) {
             *op = OP_UNDO;
             *idx = te->actor_idx;
             *persona = workload_entry_persona(te);
@@ -382,6 +382,36 @@ static int64_t recent_create(struct workload *w, uint64_t *rng, uint32_t idx)
             return (int64_t)t;
     }
     return -1;
+}
+
+/* The first actor not deleted from idx on (flat order, wrapping): delete-actor never deletes
+ * the last one standing, so there is one. */
+static uint32_t live_actor(const struct workload *w, uint32_t idx)
+{
+    if (!w->revs[idx].gone)
+        return idx;
+    uint32_t f = workload_flat(w, idx);
+    for (uint32_t k = 1; k < w->n_flat; k++) {
+        int instance, actor;
+        workload_unflat(w, (f + k) % w->n_flat, &instance, &actor);
+        uint32_t j = (uint32_t)crowd_actor_index(w->crowd, instance, actor);
+        if (!w->revs[j].gone)
+            return j;
+    }
+    return idx;
+}
+
+/* delete-actor: actor idx is deleted from when_ns on; the pairs it follows are dropped (an
+ * account deletion removes its follows: no Undo of them is sent later). */
+static void delete_actor(struct workload *w, uint32_t idx, int64_t when_ns)
+{
+    struct actor_rev *r = &w->revs[idx];
+    r->gone = 1;
+    r->gone_ns = when_ns;
+    w->n_gone++;
+    for (size_t i = w->n_dense; i-- > 0;)
+        if ((uint32_t)(w->dense[i].key >> 32) == idx)
+            pair_remove_slot(w, map_find(w, w->dense[i].key));
 }
 
 /* The choices of issue 12's kinds (see workload.h); op may fall back to a Create. */
@@ -474,11 +504,16 @@ static void decide(struct workload *w, uint64_t seq, int64_t when_ns, struct ent
     }
     uint32_t persona = (uint32_t)below(&rng, w->n_p);
     uint32_t ref = 0, flags = 0;
-    uint32_t idx = (uint32_t)crowd_actor_index(w->crowd, instance, actor);
+    /* a deleted actor sends nothing more: the next one standing sends it */
+    uint32_t idx = live_actor(w, (uint32_t)crowd_actor_index(w->crowd, instance, actor));
+    if (op == OP_DELETE_ACTOR && w->n_gone + 1 >= w->n_flat)
+        op = OP_CREATE; /* the last actor standing is never deleted */
     if (op == OP_LIKE) {
         persona = w->likeable[below(&rng, w->n_likeable)];
         ref = (uint32_t)below(&rng, w->p[persona].n_posts);
         maybe_undo(w, &rng, seq, &op, &idx, &persona, &ref, &flags);
+    } else if (op == OP_DELETE_ACTOR) {
+        delete_actor(w, idx, when_ns);
     } else if (op > OP_UNDO) {
         decide_more(w, &rng, seq, &op, &idx, &persona, &ref, &flags);
     } else if (op == OP_UNDO) {

@@ -92,8 +92,15 @@ uint32_t workload_actor_state(struct workload *w, int instance, int actor, int64
                               uint32_t *rot, time_t *when);
 /* The server's actor hook (struct server_hooks.actor, ctx = the workload): an actor revised
  * by an Update(Person) is served revised (name, icon, updated; the rotated publicKey), its
- * key document with the rotated key; 0 for an actor never revised. */
+ * key document with the rotated key; a deleted actor (delete-actor) 410 Gone from its
+ * Delete's time on (its key document still served); 0 for an actor never revised. */
 int workload_actor_hook(void *ctx, const struct server_req *req, struct wf_doc *out);
+
+/* Whether a crowd actor is deleted (a delete-actor of it sent) at wall-clock now_ns: from its
+ * Delete's intended send time on, its document answers 410 Gone (workload_actor_hook) and
+ * its notes 410; its key document keeps answering so that the Delete's signature can be
+ * verified. Thread-safe. */
+int workload_actor_gone(struct workload *w, int instance, int actor, int64_t now_ns);
 
 /* The seq of a Follow this run sent, from its id URL, or -1 when it is not one. */
 int64_t workload_follow_seq(struct workload *w, const char *follow_id);
@@ -126,6 +133,10 @@ int64_t workload_follow_seq(struct workload *w, const char *follow_id);
  *   update / delete: Update(Note) / Delete(Tombstone) of one of the sender's last 20 Creates
  *     (a Create when it has none); a deleted note answers 410 afterwards;
  *   update-actor: Update(Person) of the sender at its next revision;
+ *   delete-actor: Delete of the sender itself (object its actor id; an account deletion);
+ *     it sends nothing more: a later activity drawn for a deleted actor is sent by the next
+ *     actor standing in flat order (wrapping), its Follows are forgotten (never undone), and
+ *     the last actor standing is never deleted (the draw falls back to a Create);
  *   question: Create(Question) mentioning the persona; vote: Create(Note) with an option's
  *     name, inReplyTo an unseen crowd poll;
  *   emoji-react: EmojiReact of a persona's post (two in three a unicode emoji, else a custom

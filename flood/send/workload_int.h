@@ -54,6 +54,10 @@ struct actor_rev {
     int64_t eff_ns;
     uint32_t prev_rev, prev_rot;
     int32_t prev_t_off;
+    /* delete-actor: deleted in this run (no later activity is sent by it), its document
+     * served 410 Gone from gone_ns (the Delete's intended send time, wall clock ns) on */
+    int gone;
+    int64_t gone_ns;
 };
 
 struct outbox {
@@ -94,6 +98,7 @@ struct workload {
     uint64_t react[REACT_RING]; /* seqs of recent Like/Announce/EmojiReact, for undo_pct */
     size_t n_react;
     struct actor_rev *revs; /* per actor index */
+    uint32_t n_gone;        /* actors deleted (delete-actor) */
     uint64_t *map;          /* key + 1, 0 = empty */
     uint32_t *map_val;
     size_t map_cap;
@@ -121,6 +126,8 @@ char *workload_render_unseen(struct workload *w, uint64_t seq, const struct entr
  * that note: 0 and *update, or -1 when it was never edited. Both with the lock held. */
 void workload_edit_put(struct workload *w, uint64_t seq, uint64_t update);
 int workload_edit_of(const struct workload *w, uint64_t seq, uint64_t *update);
+/* Whether actor index idx is deleted (delete-actor) at wall-clock now_ns; with the lock. */
+int workload_gone_at(const struct workload *w, uint32_t idx, int64_t now_ns);
 /* Flat crowd actor f (0..n_flat-1) of an actor index, and back. */
 uint32_t workload_flat(const struct workload *w, uint32_t idx);
 void workload_unflat(const struct workload *w, uint32_t f, int *instance, int *actor);

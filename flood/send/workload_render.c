@@ -294,6 +294,15 @@ char *workload_render(struct workload *w, uint64_t seq, const struct entry *e, i
     enum op_kind op = workload_entry_op(e);
     if (op == OP_UPDATE_ACTOR)
         return render_update_actor(w, seq, e, len, err);
+    if (op == OP_DELETE_ACTOR) {
+        const struct pref *p = &w->p[workload_entry_persona(e)];
+        memset(&a, 0, sizeof(a));
+        a.kind = WF_ACT_DELETE_ACTOR;
+        a.p = (struct wf_persona_ref){p->actor, p->mention};
+        workload_actor_of_index(w->crowd, e->actor_idx, &a.from.instance, &a.from.actor);
+        a.from.seq = workload_id_seq(w, seq);
+        return wf_act_text(&w->crowd->wf, &a, len, err);
+    }
     if (op == OP_UNDO || op == OP_UPDATE || op == OP_DELETE) {
         struct entry t;
         uint64_t tseq = seq - e->ref;
@@ -380,6 +389,18 @@ char *workload_render_unseen(struct workload *w, uint64_t seq, const struct entr
 }
 
 /* ---- serving --------------------------------------------------------------------------- */
+
+static int64_t wall_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int workload_gone_at(const struct workload *w, uint32_t idx, int64_t now_ns)
+{
+    return idx < w->n_actor_idx && w->revs[idx].gone && now_ns >= w->revs[idx].gone_ns;
+}
 
 /* The record of an id seq sent by (instance, actor), copied into *e. 0, or -1. */
 static int lookup(struct workload *w, uint64_t id_seq, int instance, int actor, uint64_t *seq,
@@ -472,7 +493,10 @@ static int serve_note(struct workload *w, const struct wf_route *r, struct wf_do
     uint32_t idx = (uint32_t)crowd_actor_index(w->crowd, r->instance, r->actor);
     enum op_kind op = workload_entry_op(&e);
     if (idx == e.actor_idx && has_own_note(op)) {
-        if (e.persona_op & F_DELETED) {
+        pthread_mutex_lock(&w->lock);
+        int gone = workload_gone_at(w, idx, wall_ns());
+        pthread_mutex_unlock(&w->lock);
+        if ((e.persona_op & F_DELETED) || gone) {
             wf_error(410, "deleted", out);
             return 410;
         }
@@ -538,11 +562,15 @@ uint32_t workload_actor_state(struct workload *w, int instance, int actor, int64
     return rev;
 }
 
-static int64_t wall_ns(void)
+int workload_actor_gone(struct workload *w, int instance, int actor, int64_t now_ns)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    if (!w || instance < 1 || instance > w->crowd->opts.instances || actor < 1 ||
+        actor > w->crowd->opts.actors)
+        return 0;
+    pthread_mutex_lock(&w->lock);
+    int gone = workload_gone_at(w, (uint32_t)crowd_actor_index(w->crowd, instance, actor), now_ns);
+    pthread_mutex_unlock(&w->lock);
+    return gone;
 }
 
 uint32_t workload_actor_revision(struct workload *w, int instance, int actor, time_t *when)
@@ -558,7 +586,18 @@ int workload_actor_hook(void *ctx, const struct server_req *req, struct wf_doc *
     const struct wf_route *r = &req->route;
     uint32_t rot;
     time_t when;
-    uint32_t rev = workload_actor_state(w, r->instance, r->actor, wall_ns(), &rot, &when);
+    int64_t now = wall_ns();
+    uint32_t rev = workload_actor_state(w, r->instance, r->actor, now, &rot, &when);
+    if (r->kind == WF_ROUTE_ACTOR && workload_actor_gone(w, r->instance, r->actor, now)) {
+        /* deleted (delete-actor): 410 Gone, as Mastodon answers for a deleted account and as
+         * its Delete(Person) handling expects on checking the actor is gone. The key document
+         * is still served (below): a receiver verifies the Delete's signature first (Mastodon
+         * with the key it stored, refetching it by keyId when that fails; Fedify by keyId
+         * through its key cache), so a key answering 410 would turn the Delete into a
+         * signature failure and the account would never be removed. */
+        wf_error(410, "gone", out);
+        return 410;
+    }
     if (r->kind == WF_ROUTE_KEY) {
         if (rot == 0)
             return 0;

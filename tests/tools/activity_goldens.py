@@ -288,6 +288,11 @@ def cases():
     d = head(3, 7, seq, "Delete")
     d.update({"to": [PUBLIC], "object": {"id": note(3, 7, ref), "type": "Tombstone", "formerType": "Note"}})
     add("delete-note", {"kind": "delete-note", "ref_seq": ref}, d)
+    # an account deletion as Mastodon sends and accepts it (DeleteActorSerializer; delete.rb's
+    # delete_person when object == actor): object the actor's id, to Public
+    d = head(3, 7, seq, "Delete")
+    d.update({"object": actor(3, 7), "to": [PUBLIC]})
+    add("delete-actor", {"kind": "delete-actor"}, d)
     for name, multiple, votes, voters in (("question-oneof", 0, [4, 1, 0], 5),
                                           ("question-anyof", 1, [3, 2, 2, 1], 4)):
         q = poll(multiple, votes, voters, seq)

@@ -107,6 +107,8 @@ int main(int argc, char **argv)
                 b = a;
                 b.kind = WF_ACT_DELETE_NOTE;
                 emit("delete", &b);
+                b.kind = WF_ACT_DELETE_ACTOR;
+                emit("delete-actor", &b);
                 b.kind = WF_ACT_VOTE;
                 emit("vote", &b);
                 b.kind = WF_ACT_EMOJI_REACT;

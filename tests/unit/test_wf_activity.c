@@ -220,6 +220,7 @@ static enum wf_act_kind kind_of(const char *k)
                  {"announce", WF_ACT_ANNOUNCE},
                  {"update-note", WF_ACT_UPDATE_NOTE},
                  {"delete-note", WF_ACT_DELETE_NOTE},
+                 {"delete-actor", WF_ACT_DELETE_ACTOR},
                  {"question", WF_ACT_QUESTION},
                  {"vote", WF_ACT_VOTE},
                  {"emoji-react", WF_ACT_EMOJI_REACT}};

@@ -487,6 +487,13 @@ static void mix_parsing(void)
         CHECK(rc == -1 && err.msg[0], "--mix '%s' refused (%s)", bad[i], err.msg);
     }
     CHECK(!strcmp(op_name(OP_UNDO), "undo") && !strcmp(op_name(OP_CREATE), "create"), "op names");
+    for (int i = 0; i < OP__COUNT; i++) {
+        char one[64];
+        snprintf(one, sizeof(one), "%s=1", op_name((enum op_kind)i));
+        CHECK(strcmp(op_name((enum op_kind)i), "?") != 0 && workload_parse_mix(one, m, &err) == 0 &&
+                  m[i] == 1,
+              "op %d has a name --mix takes (%s)", i, op_name((enum op_kind)i));
+    }
 }
 
 /* Issue 12's kinds: each built, each parses, counted under its op; the unseen crowd objects
@@ -717,8 +724,122 @@ static void actor_revisions(void)
         printf("# could not remove %s\n", dir);
 }
 
+/* delete-actor: each crowd actor deleted at most once and never the last one standing; the
+ * Delete's object is its actor; no later activity is sent by a deleted actor (nor an Undo of
+ * its Follows); from the Delete's intended time on the actor answers 410 (its key document
+ * still served, its notes 410), before it the crowd's 200. */
+static void delete_actors(void)
+{
+    struct crowd c = crowd_of(2, 5, "https");
+    struct workload_opts o = {.seed = 11};
+    o.mix[OP_CREATE] = 3;
+    o.mix[OP_FOLLOW] = 2;
+    o.mix[OP_UNDO] = 1;
+    o.mix[OP_DELETE_ACTOR] = 1;
+    struct flood_err err = {0};
+    struct workload *w = workload_new_at(&c, &o, personas, 2, 1764493200, &err);
+    CHECK(w != NULL, "workload with delete-actor (%s)", err.msg);
+    if (!w)
+        return;
+    int64_t t0 = (int64_t)1764493200 * 1000000000; /* long past: the hook sees every Delete */
+    int deleted[11] = {0}, twice = 0, late = 0, body_ok = 0, n_del = 0, time_ok = 0, built = 0;
+    uint64_t create_of[11] = {0};
+    int has_create[11] = {0};
+    for (uint64_t s = 0; s < 400; s++) {
+        struct workload_item it;
+        int64_t when = t0 + (int64_t)s * 1000000;
+        if (workload_build_at_ns(w, s, when, &it, &err) < 0) {
+            printf("# %s\n", err.msg);
+            continue;
+        }
+        built++;
+        int f = (it.instance - 1) * 5 + it.actor;
+        late += deleted[f];
+        if (it.op == OP_CREATE && !has_create[f]) {
+            has_create[f] = 1;
+            create_of[f] = workload_id_seq(w, s);
+        }
+        if (it.op == OP_DELETE_ACTOR) {
+            n_del++;
+            twice += deleted[f];
+            deleted[f] = 1;
+            char url[WF_URL_MAX];
+            wf_actor_url(&c.wf, it.instance, it.actor, url);
+            json_t *j = parse(it.body);
+            body_ok += !strcmp(jstr(j, "type"), "Delete") && !strcmp(jstr(j, "actor"), url) &&
+                       !strcmp(jstr(j, "object"), url);
+            json_decref(j);
+            time_ok += !workload_actor_gone(w, it.instance, it.actor, when - 1) &&
+                       workload_actor_gone(w, it.instance, it.actor, when);
+        }
+        workload_item_free(&it);
+    }
+    CHECK(built == 400, "400 activities built (%d)", built);
+    CHECK(n_del == 9 && twice == 0, "9 of 10 actors deleted, each once (%d, %d twice)", n_del,
+          twice);
+    CHECK(late == 0, "no activity sent by an actor after its Delete (%d)", late);
+    CHECK(body_ok == n_del, "Delete(Person): object the actor itself (%d of %d)", body_ok, n_del);
+    CHECK(time_ok == n_del, "deleted from the Delete's intended time on (%d of %d)", time_ok,
+          n_del);
+    int gone_ok = 0, key_ok = 0, note_ok = 0, notes = 0, live_ok = 0;
+    for (int f = 1; f <= 10; f++) {
+        int inst = (f - 1) / 5 + 1, act = (f - 1) % 5 + 1;
+        char url[WF_URL_MAX];
+        wf_actor_url(&c.wf, inst, act, url);
+        struct wf_doc d;
+        int st = actor_get(w, &c, url, &d);
+        wf_doc_free(&d);
+        if (!deleted[f]) {
+            live_ok += st == 0; /* left to the crowd: its 200 */
+            continue;
+        }
+        gone_ok += st == 410;
+        snprintf(url + strlen(url), sizeof(url) - strlen(url), "/main-key");
+        st = actor_get(w, &c, url, &d);
+        key_ok += st != 410;
+        wf_doc_free(&d);
+        if (has_create[f]) {
+            notes++;
+            wf_note_url(&c.wf, inst, act, create_of[f], url);
+            note_ok += hook_get(w, &c, url, &d) == 410;
+            wf_doc_free(&d);
+        }
+    }
+    CHECK(gone_ok == 9 && live_ok == 1, "deleted actors answer 410, the one standing 200 (%d, %d)",
+          gone_ok, live_ok);
+    CHECK(key_ok == 9, "their key documents still served (%d of 9)", key_ok);
+    CHECK(note_ok == notes, "their notes answer 410 (%d of %d)", note_ok, notes);
+    workload_free(w);
+
+    /* a Delete intended in the future: the actor is served until then */
+    w = workload_new_at(&c, &o, personas, 2, time(NULL), &err);
+    CHECK(w != NULL, "second workload (%s)", err.msg);
+    if (!w)
+        return;
+    int64_t later = ((int64_t)time(NULL) + 3600) * 1000000000;
+    int before_ok = 0, n = 0;
+    for (uint64_t s = 0; s < 60; s++) {
+        struct workload_item it;
+        if (workload_build_at_ns(w, s, later + (int64_t)s, &it, &err) < 0)
+            continue;
+        if (it.op == OP_DELETE_ACTOR) {
+            n++;
+            char url[WF_URL_MAX];
+            wf_actor_url(&c.wf, it.instance, it.actor, url);
+            struct wf_doc d;
+            before_ok += actor_get(w, &c, url, &d) == 0;
+            wf_doc_free(&d);
+        }
+        workload_item_free(&it);
+    }
+    CHECK(n > 0 && before_ok == n, "before its Delete's time an actor is served (%d of %d)",
+          before_ok, n);
+    workload_free(w);
+}
+
 int main(void)
 {
+    delete_actors();
     actor_revisions();
     more_kinds();
     mix_and_spread();
