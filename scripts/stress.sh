@@ -36,11 +36,11 @@ rm -rf "$logdir"
 mkdir -p "$logdir"
 export FLOOD="$PWD/$build/flood" FLOOD_BUILD="$PWD/$build" FLOOD_ROUND=stress
 
-busy_pids=""
+busy_pids="" suite=""
 stop_busy() {
-    for p in $busy_pids; do kill "$p" 2>/dev/null; done
-    for p in $busy_pids; do wait "$p" 2>/dev/null; done
-    busy_pids=""
+    for p in $busy_pids $suite; do kill "$p" 2>/dev/null; done
+    for p in $busy_pids $suite; do wait "$p" 2>/dev/null; done
+    busy_pids="" suite=""
 }
 trap stop_busy EXIT
 trap 'stop_busy; exit 130' INT TERM
@@ -77,12 +77,16 @@ while read -r kind name path; do
     i=$((i + 1))
     log=$logdir/$(printf '%04d' "$i")-$name.log
     t0=$SECONDS
+    # in the background and waited for, so that a signal to this script acts at once
     if [ "$kind" = unit ]; then
-        timeout --kill-after=10 "${SUITE_TIMEOUT:-600}" "$path" </dev/null >"$log" 2>&1
+        timeout --kill-after=10 "${SUITE_TIMEOUT:-600}" "$path" </dev/null >"$log" 2>&1 &
     else
-        timeout --kill-after=10 "${SUITE_TIMEOUT:-600}" bash "$path" </dev/null >"$log" 2>&1
+        timeout --kill-after=10 "${SUITE_TIMEOUT:-600}" bash "$path" </dev/null >"$log" 2>&1 &
     fi
+    suite=$!
+    wait "$suite"
     rc=$?
+    suite=""
     if [ "$rc" -eq 0 ] && ! grep -qE '^not ok [0-9]+' "$log"; then
         passed=$((passed + 1))
         rm -f "$log"
