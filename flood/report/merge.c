@@ -279,8 +279,10 @@ static int join_follows(struct shard_in *in, size_t n, int64_t base, struct stat
             free(a);
             return -1;
         }
-    qsort(f, nf, sizeof(*f), cmp_follow);
-    qsort(a, na, sizeof(*a), cmp_answer);
+    if (nf) /* qsort's array may not be NULL, even for no element */
+        qsort(f, nf, sizeof(*f), cmp_follow);
+    if (na)
+        qsort(a, na, sizeof(*a), cmp_answer);
     int64_t base_us = base * 1000000;
     for (size_t i = 0; i < nf; i++)
         probes_follow_sent(p, f[i].seq, (uint64_t)(f[i].us - base_us + 1000000000));

@@ -455,7 +455,8 @@ static void finish(struct parse *p, struct replay *r)
     free(p->names);
     p->names = NULL;
     p->n_names = 0;
-    qsort(p->raw, p->n, sizeof(*p->raw), cmp_raw);
+    if (p->n)
+        qsort(p->raw, p->n, sizeof(*p->raw), cmp_raw);
     int whole = 1;
     for (size_t i = 0; i < p->n && whole; i++)
         whole = p->raw[i].t % NS == 0;
