@@ -28,6 +28,14 @@ function check(cond, what, detail) {
   }
 }
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+// poll cond (async) every 50 ms until it holds; throws after 15 s naming what was awaited
+async function waitFor(cond, what) {
+  for (let i = 0; i < 300; i++) {
+    if (await cond()) return;
+    await sleep(50);
+  }
+  throw new Error(`timed out waiting for: ${what}`);
+}
 // the sink's seconds: [second, requests] in order
 const sink = () => readFileSync(sinkFile, 'utf8').trim().split('\n').filter(Boolean)
   .map((l) => l.split(' ').map(Number));
@@ -84,12 +92,17 @@ try {
     'the state says the new rate, and its change is in the steering log', st);
 
   // 3. pause: nothing reaches the sink; resume: sending starts again at the rate
+  // Counted from the first full second of the sink's that began after flood said it was
+  // paused: the click's way to the loop takes time, more on a loaded machine.
   await page.click('#pause');
+  await waitFor(async () => (await state()).paused === true, 'the state says paused');
   const p0 = sink().length;
+  await waitFor(async () => sink().length > p0, 'the sink closes the second the pause landed in');
+  const p1 = sink().length;
   await sleep(2000);
   const offered0 = await num('c-offered'); // the page has the seconds up to the pause by now
   await sleep(2000);
-  const paused = sink().slice(p0 + 1).map((l) => l[1]);
+  const paused = sink().slice(p1).map((l) => l[1]);
   check(paused.length >= 2 && paused.every((v) => v === 0), 'paused: the sink receives nothing', paused);
   const offeredPaused = await num('c-offered');
   check(offeredPaused === offered0, 'offered stops growing on the page during the pause',
