@@ -423,7 +423,9 @@ static int run_prepare(struct run *r, struct flood_err *err)
         if (!ro->quiet)
             fprintf(stderr, "flood: run: metrics on http://%s/metrics\n", metrics_address(r->mtr));
     }
-    ro->sndo.tick = run_tick;
+    /* only with a reader: with --loops, a tick makes the merge keep per-operation
+     * histograms current */
+    ro->sndo.tick = r->mpub || ro->dashboard ? run_tick : NULL;
     ro->sndo.tick_ctx = r;
     if (ro->dashboard && run_dashboard(r, err))
         return -1;

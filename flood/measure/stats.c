@@ -269,7 +269,8 @@ void stats_tick(struct stats *s, int64_t now_ns, uint64_t in_flight)
                                      .row = sec,
                                      .latency = &s->sec_latency,
                                      .service = &s->sec_service,
-                                     .lag = &s->sec_lag};
+                                     .lag = &s->sec_lag,
+                                     .from = s};
             s->closed(s->closed_ctx, &c);
         }
         hist_reset(&s->sec_latency);
@@ -303,7 +304,7 @@ void stats_sec_zero_counts(struct stats_sec *sec)
     memset(sec->outcomes, 0, sizeof(sec->outcomes));
 }
 
-static void counts_add(struct stats_counts *dst, const struct stats_counts *src)
+void stats_counts_add(struct stats_counts *dst, const struct stats_counts *src)
 {
     dst->scheduled += src->scheduled;
     dst->sent += src->sent;
@@ -324,7 +325,7 @@ static void counts_add(struct stats_counts *dst, const struct stats_counts *src)
 void stats_add(struct stats *dst, const struct stats *src)
 {
     for (int i = 0; i < OP__COUNT; i++) {
-        counts_add(&dst->op[i].c, &src->op[i].c);
+        stats_counts_add(&dst->op[i].c, &src->op[i].c);
         hist_merge(&dst->op[i].latency, &src->op[i].latency);
         hist_merge(&dst->op[i].service, &src->op[i].service);
         hist_merge(&dst->op[i].lag, &src->op[i].lag);
@@ -344,7 +345,7 @@ void stats_totals(const struct stats *s, struct stats_counts *out)
 {
     memset(out, 0, sizeof(*out));
     for (int i = 0; i < OP__COUNT; i++)
-        counts_add(out, &s->op[i].c);
+        stats_counts_add(out, &s->op[i].c);
 }
 
 void stats_merge_hists(const struct stats *s, struct hist *latency, struct hist *service,

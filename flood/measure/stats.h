@@ -108,11 +108,13 @@ struct stats_sec {
 
 /* One second as a writer closed it (stats_tick), for a reader merging several writers'
  * series (flood/measure/stats_merge.h): its row as it stood then (counts so far, figures,
- * in_flight) and the histograms its figures came from. Borrowed: valid during the call. */
+ * in_flight), the histograms its figures came from, and the writer's stats itself (its
+ * running per-operation tables). Borrowed: valid during the call. */
 struct stats_closed {
     size_t sec;
     const struct stats_sec *row;
     const struct hist *latency, *service, *lag;
+    const struct stats *from;
 };
 
 struct stats {
@@ -183,6 +185,8 @@ void stats_add(struct stats *dst, const struct stats *src);
  * stats_sec_zero_counts zeroes them. */
 void stats_sec_add_counts(struct stats_sec *dst, const struct stats_sec *src);
 void stats_sec_zero_counts(struct stats_sec *sec);
+/* Add the counts src into dst. */
+void stats_counts_add(struct stats_counts *dst, const struct stats_counts *src);
 /* Sums over the operations into out. */
 void stats_totals(const struct stats *s, struct stats_counts *out);
 /* The overall histograms (merged over operations) into the caller's (initialised) hists;

@@ -10,9 +10,17 @@ struct pending {
     struct hist latency, service, lag;
 };
 
+/* A writer's running per-operation tables, as of its last closed second. */
+struct writer_ops {
+    struct stats_counts c[OP__COUNT];
+    struct hist *latency[OP__COUNT], *service[OP__COUNT]; /* tracked: made when first used */
+};
+
 struct stats_merge {
     struct stats *dst;
     int n;
+    struct writer_ops *ops;
+    int track_hists;
     size_t *upto; /* per writer: the seconds below it are closed */
     int *done;
     struct pending **pend; /* pend[i]: second dst->cur_sec + i, or NULL */
@@ -28,6 +36,7 @@ struct stats_merge *stats_merge_new(struct stats *dst, int n)
     m->n = n > 0 ? n : 1;
     m->upto = flood_xcalloc((size_t)m->n, sizeof(*m->upto));
     m->done = flood_xcalloc((size_t)m->n, sizeof(*m->done));
+    m->ops = flood_xcalloc((size_t)m->n, sizeof(*m->ops));
     m->spare = flood_xcalloc((size_t)m->n + 2, sizeof(*m->spare));
     return m;
 }
@@ -40,11 +49,52 @@ void stats_merge_free(struct stats_merge *m)
         free(m->pend[i]);
     for (size_t i = 0; i < m->n_spare; i++)
         free(m->spare[i]);
+    for (int w = 0; w < m->n; w++)
+        for (int op = 0; op < OP__COUNT; op++) {
+            free(m->ops[w].latency[op]);
+            free(m->ops[w].service[op]);
+        }
+    free(m->ops);
     free(m->pend);
     free(m->spare);
     free(m->upto);
     free(m->done);
     free(m);
+}
+
+void stats_merge_track_hists(struct stats_merge *m)
+{
+    m->track_hists = 1;
+}
+
+/* A writer's histogram into its copy, when it changed. */
+static void copy_hist(struct hist **dst, const struct hist *src)
+{
+    if (src->total == 0 || (*dst && (*dst)->total == src->total))
+        return;
+    if (!*dst)
+        *dst = flood_xmalloc(sizeof(**dst));
+    memcpy(*dst, src, sizeof(**dst));
+}
+
+/* dst's per-operation tables: the sum of the writers' copies. */
+static void ops_sum(struct stats_merge *m)
+{
+    for (int op = 0; op < OP__COUNT; op++) {
+        struct stats_op *d = &m->dst->op[op];
+        memset(&d->c, 0, sizeof(d->c));
+        if (m->track_hists) {
+            hist_reset(&d->latency);
+            hist_reset(&d->service);
+        }
+        for (int w = 0; w < m->n; w++) {
+            stats_counts_add(&d->c, &m->ops[w].c[op]);
+            if (m->ops[w].latency[op])
+                hist_merge(&d->latency, m->ops[w].latency[op]);
+            if (m->ops[w].service[op])
+                hist_merge(&d->service, m->ops[w].service[op]);
+        }
+    }
 }
 
 static struct pending *pending_new(struct stats_merge *m)
@@ -85,6 +135,13 @@ void stats_merge_closed(struct stats_merge *m, int w, const struct stats_closed 
     hist_merge(&p->latency, c->latency);
     hist_merge(&p->service, c->service);
     hist_merge(&p->lag, c->lag);
+    for (int op = 0; c->from && op < OP__COUNT; op++) {
+        m->ops[w].c[op] = c->from->op[op].c;
+        if (m->track_hists) {
+            copy_hist(&m->ops[w].latency[op], &c->from->op[op].latency);
+            copy_hist(&m->ops[w].service[op], &c->from->op[op].service);
+        }
+    }
 }
 
 void stats_merge_done(struct stats_merge *m, int w)
@@ -135,6 +192,8 @@ size_t stats_merge_flush(struct stats_merge *m, uint64_t *in_flight)
             *in_flight = fl;
         closed++;
     }
+    if (closed)
+        ops_sum(m);
     return closed;
 }
 
@@ -145,6 +204,12 @@ void stats_merge_finish(struct stats_merge *m, struct stats *const *w)
     stats_merge_flush(m, NULL);
     for (size_t i = 0; i < m->dst->n_series; i++)
         stats_sec_zero_counts(&m->dst->series[i]);
+    for (int op = 0; op < OP__COUNT; op++) { /* the running copies give way to the final */
+        memset(&m->dst->op[op].c, 0, sizeof(m->dst->op[op].c));
+        hist_reset(&m->dst->op[op].latency);
+        hist_reset(&m->dst->op[op].service);
+        hist_reset(&m->dst->op[op].lag);
+    }
     for (int i = 0; i < m->n; i++)
         stats_add(m->dst, w[i]);
 }

@@ -10,7 +10,10 @@
  * while the second is current, so a closed second's histograms are final). in_flight of a
  * second is the sum of the writers' in_flight when each closed it. The probes', deliveries'
  * and fetches' per-second figures are read by the reader's own stats_tick (set them on dst
- * only, never on a writer).
+ * only, never on a writer). While the writers run, dst's per-operation counters are the sum
+ * of what each writer had when it last closed a second (and, with stats_merge_track_hists,
+ * its per-operation latency and service histograms too: for a live reader such as the
+ * metrics); the end replaces them with the writers' final ones.
  *
  * Not thread-safe: the caller serialises every call (a writer's stats_set_closed hook and
  * the reader's flush under one lock). */
@@ -27,6 +30,9 @@ struct stats_merge;
  * events of its own while the writers write). Never NULL; stats_merge_free. */
 struct stats_merge *stats_merge_new(struct stats *dst, int n);
 void stats_merge_free(struct stats_merge *m);
+/* Keep dst's per-operation latency and service histograms current while the writers run
+ * (costs a copy of each histogram that changed, per writer and second; off by default). */
+void stats_merge_track_hists(struct stats_merge *m);
 /* Writer w closed a second (call it from w's stats_set_closed hook). */
 void stats_merge_closed(struct stats_merge *m, int w, const struct stats_closed *c);
 /* Writer w closes no more seconds (its run is over). */

@@ -79,6 +79,8 @@ static int several_new(struct sender *s, const struct sender_opts *o, struct sig
     pthread_mutex_init(&s->lock, NULL);
     atomic_init(&s->finished, 0);
     s->merge = stats_merge_new(s->stats, s->n);
+    if (o->tick) /* e.g. the metrics: per-operation latency while the run goes on */
+        stats_merge_track_hists(s->merge);
     if (o->probes) /* Follow-to-Accept per second: read once, by the merged stats */
         stats_set_probes(s->stats, o->probes);
     s->notify_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);

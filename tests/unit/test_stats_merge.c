@@ -190,6 +190,7 @@ static void test_done_writer(void)
 {
     struct stats *dst = stats_new(), *a = stats_new(), *b = stats_new();
     struct stats_merge *m = stats_merge_new(dst, 2);
+    stats_merge_track_hists(m);
     struct hook_ctx ha = {m, 0}, hb = {m, 1};
     stats_set_closed(a, on_closed, &ha);
     stats_set_closed(b, on_closed, &hb);
@@ -204,9 +205,19 @@ static void test_done_writer(void)
           "b closed second 0: it closes, in flight 2 + 5 = %llu", (unsigned long long)fl);
     CHECK(dst->series[0].completed == 1 && dst->series[0].p50_ms == 5.0,
           "second 0 has a's answer and its 5 ms");
+    CHECK(dst->op[OP_CREATE].c.sent == 1 && dst->op[OP_CREATE].c.completed == 1 &&
+              hist_count(&dst->op[OP_CREATE].latency) == 1,
+          "while the writers run, dst's per-operation counts and latency are current");
+    stats_sent(b, OP_LIKE, 1500 * MS, 1500 * MS);
+    CHECK(dst->op[OP_LIKE].c.sent == 0, "a count not yet published by a closed second is not");
     stats_merge_done(m, 1);
     CHECK(stats_merge_flush(m, NULL) == 2 && dst->cur_sec == 3,
           "b done: the seconds a closed close (1 and 2), none beyond");
+    struct stats *w[2] = {a, b};
+    stats_merge_finish(m, w);
+    CHECK(dst->op[OP_CREATE].c.sent == 1 && dst->op[OP_LIKE].c.sent == 1 &&
+              hist_count(&dst->op[OP_CREATE].latency) == 1,
+          "the end: the final counts, the running copies not counted twice");
     stats_merge_free(m);
     stats_free(a);
     stats_free(b);
