@@ -257,7 +257,8 @@ struct run {
     char **argv;          /* argv with the preset expanded */
 };
 
-/* Once a second on the sender's loop: the metrics' copy and the dashboard's rows. */
+/* Once a second on the sender's loop (with --loops, on this thread over the merged stats):
+ * the metrics' copy and the dashboard's rows. */
 static void run_tick(void *ctx, const struct stats *st, uint64_t in_flight)
 {
     struct run *r = ctx;
@@ -267,7 +268,8 @@ static void run_tick(void *ctx, const struct stats *st, uint64_t in_flight)
 }
 
 /* Start fn with SIGINT/SIGTERM blocked, so the thread it starts inherits the mask: only the
- * main thread takes them (libevent catches them during the run, in sender_run). */
+ * main thread takes them (libevent catches them during the run, in sender_run, which
+ * forwards them to its loops' threads with --loops). */
 #define RUN_BLOCKED(r, expr)                                                                       \
     do {                                                                                           \
         sigset_t old_;                                                                             \
@@ -405,6 +407,7 @@ static int run_prepare(struct run *r, struct flood_err *err)
     double ring = sched_peak_rate(&r->sc) * ro->lookahead_s * 1.2 + 256;
     ro->so.lookahead_max = ring > 65536 ? 65536 : (size_t)ring;
     ro->so.user_agent = "flood/" FLOOD_VERSION;
+    ro->so.consumers = ro->sndo.loops; /* a consumer of the signers' ring per event loop */
     ro->sndo.resolve = ro->resolve;
     ro->sndo.probes = r->probes;
     ro->sndo.live = !ro->quiet && isatty(STDERR_FILENO);
@@ -420,7 +423,9 @@ static int run_prepare(struct run *r, struct flood_err *err)
         if (!ro->quiet)
             fprintf(stderr, "flood: run: metrics on http://%s/metrics\n", metrics_address(r->mtr));
     }
-    ro->sndo.tick = run_tick;
+    /* only with a reader: with --loops, a tick makes the merge keep per-operation
+     * histograms current */
+    ro->sndo.tick = r->mpub || ro->dashboard ? run_tick : NULL;
     ro->sndo.tick_ctx = r;
     if (ro->dashboard && run_dashboard(r, err))
         return -1;

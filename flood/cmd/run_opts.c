@@ -62,6 +62,7 @@ enum {
     RUN_OPT_SHARD,
     RUN_OPT_START_AT,
     RUN_OPT_LOG_SENDS,
+    RUN_OPT_LOOPS,
 };
 
 static const struct option run_own_options[] = {
@@ -111,6 +112,7 @@ static const struct option run_own_options[] = {
     {"shard", required_argument, NULL, RUN_OPT_SHARD},
     {"start-at", required_argument, NULL, RUN_OPT_START_AT},
     {"log-sends", required_argument, NULL, RUN_OPT_LOG_SENDS},
+    {"loops", required_argument, NULL, RUN_OPT_LOOPS},
     {NULL, 0, NULL, 0},
 };
 
@@ -170,7 +172,12 @@ static const char run_help[] =
     "  --seed N             the run's seed (default 1): the same seed sends the same run\n"
     "  --max-inflight N     beyond N requests in flight, shed and count (default 10000)\n"
     "  --timeout T          per request (default 10s)\n"
-    "  --connections C      keep-alive connections per target origin (default 64)\n"
+    "  --connections C      keep-alive connections per target origin (default 64; with\n"
+    "                       --loops, shared among the loops: the target sees C in all)\n"
+    "  --loops N            sending event loops, each a thread of its own (default 1, at\n"
+    "                       most 64): activity n goes to loop n mod N, so a seed sends the\n"
+    "                       same run whatever N; --max-inflight is shared too (not with\n"
+    "                       --dashboard)\n"
     "  --source-ips A-B     instance i sends from address A+i-1 (e.g. 127.0.0.11-127.0.0.30)\n"
     "  --grace T            after SIGINT/SIGTERM wait this long for answers (default 5s);\n"
     "                       at the schedule's end flood waits the longer of this and\n"
@@ -390,6 +397,14 @@ static int run_opt_load(struct run_opts *ro, int id, const char *arg, struct flo
             return -1;
         }
         ro->sndo.connections = (long)u;
+        return 0;
+    case RUN_OPT_LOOPS:
+        if (parse_u64(arg, 1, SENDER_LOOPS_MAX, &u)) {
+            flood_err_set(e, FLOOD_EINVAL, "--loops: expected 1..%d, got '%s'", SENDER_LOOPS_MAX,
+                          arg);
+            return -1;
+        }
+        ro->sndo.loops = (int)u;
         return 0;
     case RUN_OPT_SOURCE_IPS:
         ro->source_ips = arg;
@@ -647,6 +662,7 @@ void run_opts_init(struct run_opts *ro)
     ro->sndo.max_inflight = 10000;
     ro->sndo.timeout_ms = 10000;
     ro->sndo.connections = 64;
+    ro->sndo.loops = 1;
     ro->sndo.grace_ms = 5000;
     ro->accept_wait_ms = -1;
     ro->lookahead_s = 1.0;
@@ -728,6 +744,7 @@ json_t *run_opts_config_json(const struct run_opts *ro, const struct crowd_opts 
     json_object_set_new(c, "max_inflight", json_integer((json_int_t)ro->sndo.max_inflight));
     json_object_set_new(c, "timeout_ms", json_integer(ro->sndo.timeout_ms));
     json_object_set_new(c, "connections", json_integer(ro->sndo.connections));
+    json_object_set_new(c, "loops", json_integer(ro->sndo.loops));
     json_object_set_new(c, "resolve", json_incref(ro->resolve_j));
     json_object_set_new(c, "insecure", json_boolean(ro->sndo.insecure));
     json_object_set_new(c, "cacert", ro->sndo.cacert ? json_string(ro->sndo.cacert) : json_null());

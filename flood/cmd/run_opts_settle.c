@@ -72,6 +72,18 @@ int run_opts_settle(struct run_opts *ro, struct crowd_opts *co, struct sched *sc
         fprintf(stderr, "flood: run: --dashboard steers one process: not with --shard\n");
         return -1;
     }
+    if (ro->sndo.loops > 1 && ro->dashboard) {
+        fprintf(stderr, "flood: run: --dashboard steers one event loop: give --loops 1\n");
+        return -1;
+    }
+    if (ro->sndo.loops > 1 && ((uint64_t)ro->sndo.connections < (uint64_t)ro->sndo.loops ||
+                               ro->sndo.max_inflight < (uint64_t)ro->sndo.loops)) {
+        fprintf(stderr,
+                "flood: run: --loops %d: the loops share --connections and --max-inflight: "
+                "each must be at least %d\n",
+                ro->sndo.loops, ro->sndo.loops);
+        return -1;
+    }
     if (!ro->inbox && ro->n_personas == 0) {
         fprintf(stderr,
                 "flood: run: no target: give --inbox URL or --persona (flood run --help)\n");

@@ -264,11 +264,76 @@ void stats_tick(struct stats *s, int64_t now_ns, uint64_t in_flight)
         }
         sec->in_flight = in_flight;
         sec->closed = 1;
+        if (s->closed) {
+            struct stats_closed c = {.sec = s->cur_sec,
+                                     .row = sec,
+                                     .latency = &s->sec_latency,
+                                     .service = &s->sec_service,
+                                     .lag = &s->sec_lag,
+                                     .from = s};
+            s->closed(s->closed_ctx, &c);
+        }
         hist_reset(&s->sec_latency);
         hist_reset(&s->sec_service);
         hist_reset(&s->sec_lag);
         s->cur_sec++;
     }
+}
+
+void stats_set_closed(struct stats *s, void (*fn)(void *ctx, const struct stats_closed *c),
+                      void *ctx)
+{
+    s->closed = fn;
+    s->closed_ctx = ctx;
+}
+
+void stats_sec_add_counts(struct stats_sec *dst, const struct stats_sec *src)
+{
+    dst->offered += src->offered;
+    dst->sent += src->sent;
+    dst->shed += src->shed;
+    dst->completed += src->completed;
+    dst->late += src->late;
+    for (int k = 0; k < OUT__COUNT; k++)
+        dst->outcomes[k] += src->outcomes[k];
+}
+
+void stats_sec_zero_counts(struct stats_sec *sec)
+{
+    sec->offered = sec->sent = sec->shed = sec->completed = sec->late = 0;
+    memset(sec->outcomes, 0, sizeof(sec->outcomes));
+}
+
+void stats_counts_add(struct stats_counts *dst, const struct stats_counts *src)
+{
+    dst->scheduled += src->scheduled;
+    dst->sent += src->sent;
+    dst->shed += src->shed;
+    dst->completed += src->completed;
+    dst->unfinished += src->unfinished;
+    dst->second_knocks += src->second_knocks;
+    for (int k = 0; k < OUT__COUNT; k++) {
+        dst->outcomes[k] += src->outcomes[k];
+        dst->retry_after[k] += src->retry_after[k];
+    }
+    for (int k = 0; k < BAD__COUNT; k++) {
+        dst->bad_sent[k] += src->bad_sent[k];
+        dst->bad_accepted[k] += src->bad_accepted[k];
+    }
+}
+
+void stats_add(struct stats *dst, const struct stats *src)
+{
+    for (int i = 0; i < OP__COUNT; i++) {
+        stats_counts_add(&dst->op[i].c, &src->op[i].c);
+        hist_merge(&dst->op[i].latency, &src->op[i].latency);
+        hist_merge(&dst->op[i].service, &src->op[i].service);
+        hist_merge(&dst->op[i].lag, &src->op[i].lag);
+    }
+    dst->late_sends += src->late_sends;
+    dst->not_ready += src->not_ready;
+    for (size_t i = 0; i < src->n_series; i++)
+        stats_sec_add_counts(sec_at(dst, (int64_t)i * 1000000000), &src->series[i]);
 }
 
 void stats_unfinished(struct stats *s, enum op_kind op, uint64_t n)
@@ -279,23 +344,8 @@ void stats_unfinished(struct stats *s, enum op_kind op, uint64_t n)
 void stats_totals(const struct stats *s, struct stats_counts *out)
 {
     memset(out, 0, sizeof(*out));
-    for (int i = 0; i < OP__COUNT; i++) {
-        const struct stats_counts *c = &s->op[i].c;
-        out->scheduled += c->scheduled;
-        out->sent += c->sent;
-        out->shed += c->shed;
-        out->completed += c->completed;
-        out->unfinished += c->unfinished;
-        out->second_knocks += c->second_knocks;
-        for (int k = 0; k < OUT__COUNT; k++) {
-            out->outcomes[k] += c->outcomes[k];
-            out->retry_after[k] += c->retry_after[k];
-        }
-        for (int k = 0; k < BAD__COUNT; k++) {
-            out->bad_sent[k] += c->bad_sent[k];
-            out->bad_accepted[k] += c->bad_accepted[k];
-        }
-    }
+    for (int i = 0; i < OP__COUNT; i++)
+        stats_counts_add(out, &s->op[i].c);
 }
 
 void stats_merge_hists(const struct stats *s, struct hist *latency, struct hist *service,

@@ -106,6 +106,17 @@ struct stats_sec {
     int closed;
 };
 
+/* One second as a writer closed it (stats_tick), for a reader merging several writers'
+ * series (flood/measure/stats_merge.h): its row as it stood then (counts so far, figures,
+ * in_flight), the histograms its figures came from, and the writer's stats itself (its
+ * running per-operation tables). Borrowed: valid during the call. */
+struct stats_closed {
+    size_t sec;
+    const struct stats_sec *row;
+    const struct hist *latency, *service, *lag;
+    const struct stats *from;
+};
+
 struct stats {
     struct stats_op op[OP__COUNT];
     struct stats_sec *series; /* owned; one per second from the start */
@@ -124,6 +135,8 @@ struct stats {
     size_t cur_sec;      /* the second sec_* belong to */
     uint64_t late_sends; /* sends with dispatch lag over STATS_LATE_US */
     uint64_t not_ready;  /* requests the signers had not ready at their intended time */
+    void (*closed)(void *ctx, const struct stats_closed *c); /* stats_set_closed, or NULL */
+    void *closed_ctx;
 };
 
 #define STATS_LATE_US 1000
@@ -150,6 +163,10 @@ void stats_set_inbound(struct stats *s, uint64_t (*count)(void *ctx), void *ctx)
  * thread-safe, e.g. fetches_count): each second closed records how much each grew. NULL
  * stops it. */
 void stats_set_fetches(struct stats *s, uint64_t (*count)(void *ctx, int kind), void *ctx);
+/* Call fn(ctx, c) for each second stats_tick closes, after its figures are computed and
+ * before its histograms are reset (on the writer's thread). NULL stops it. */
+void stats_set_closed(struct stats *s, void (*fn)(void *ctx, const struct stats_closed *c),
+                      void *ctx);
 /* Close every second before now_ns (computing its percentiles); in_flight is recorded
  * for the seconds closed. With probes set, the first second closed by a call gets the
  * Accepts and Rejects that arrived since the previous call (a late tick shifts them by
@@ -158,6 +175,18 @@ void stats_tick(struct stats *s, int64_t now_ns, uint64_t in_flight);
 
 /* Sent and never completed: set by the sender at the end, per operation. */
 void stats_unfinished(struct stats *s, enum op_kind op, uint64_t n);
+/* Add src's counts into dst, exactly: per operation the counters and the histograms,
+ * late_sends, not_ready, and second by second the series' counts (stats_sec_add_counts;
+ * dst's series grows to src's length). dst's per-second figures (percentiles, max,
+ * in_flight, probes, deliveries, fetches) are left as they are: they come from merged
+ * per-second histograms or from counters only dst reads (stats_merge.h). */
+void stats_add(struct stats *dst, const struct stats *src);
+/* The counts of a second (offered, sent, shed, completed, late, outcomes) of src into dst;
+ * stats_sec_zero_counts zeroes them. */
+void stats_sec_add_counts(struct stats_sec *dst, const struct stats_sec *src);
+void stats_sec_zero_counts(struct stats_sec *sec);
+/* Add the counts src into dst. */
+void stats_counts_add(struct stats_counts *dst, const struct stats_counts *src);
 /* Sums over the operations into out. */
 void stats_totals(const struct stats *s, struct stats_counts *out);
 /* The overall histograms (merged over operations) into the caller's (initialised) hists;

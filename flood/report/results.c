@@ -330,6 +330,14 @@ json_t *results_json(const struct stats *st, const struct results_info *ri)
     put(g, "cpu_s", json_real(gen ? gen->cpu_s : 0));
     put(g, "loop_cpu_s", json_real(gen ? gen->loop_cpu_s : 0));
     put(g, "loop_cpu_share", json_real(gen ? gen->loop_cpu_share : 0));
+    /* --loops: loop_cpu_s is their sum, loop_cpu_share the busiest's (of one core) */
+    put(g, "loops", json_integer(gen && gen->loops > 0 ? gen->loops : 1));
+    json_t *each = json_array();
+    for (int k = 0; gen && k < gen->loops && k < SENDER_LOOPS_MAX; k++)
+        json_array_append_new(each, json_pack("{s:f, s:f, s:I}", "cpu_s", gen->each_cpu_s[k],
+                                              "cpu_share", gen->each_cpu_share[k], "sent",
+                                              (json_int_t)gen->each_sent[k]));
+    put(g, "per_loop", each);
     put(g, "wall_s", json_real(gen ? gen->wall_s : 0));
     put(g, "late_sends", jint(st->late_sends));
     put(g, "not_ready", jint(st->not_ready));
@@ -609,11 +617,11 @@ void results_print_table(FILE *f, const struct stats *st, const struct results_i
     fprintf(f, "\n");
     if (ri->gen)
         fprintf(f,
-                "generator: cpu %.2f s (event loop %.2f s, %.0f%% of a core), dispatch lag p99 "
+                "generator: cpu %.2f s (%s %.2f s, %.0f%% of a core), dispatch lag p99 "
                 "%.3f ms, late sends %" PRIu64 " (signers behind: %" PRIu64 "), saturated: %s\n",
-                ri->gen->cpu_s, ri->gen->loop_cpu_s, ri->gen->loop_cpu_share * 100,
-                ri->gen->lag_p99_ms, st->late_sends, st->not_ready,
-                ri->gen->saturated ? "yes" : "no");
+                ri->gen->cpu_s, ri->gen->loops > 1 ? "event loops" : "event loop",
+                ri->gen->loop_cpu_s, ri->gen->loop_cpu_share * 100, ri->gen->lag_p99_ms,
+                st->late_sends, st->not_ready, ri->gen->saturated ? "yes" : "no");
     results_fetches_line(f, st, ri, 0);
     json_t *w = warnings_json(st, ri);
     size_t i;

@@ -1,4 +1,6 @@
-/* flood/send/sender.c: libcurl multi on one libevent base, open loop (see sender.h). */
+/* flood/send/sender.c: one event loop: libcurl multi on one libevent base, open loop (see
+ * sender.h). sender_loops.c runs one of them in the caller's thread, or several on
+ * threads of their own. */
 #include "flood/send/sender.h"
 #include "flood/send/sender_internal.h"
 
@@ -10,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -54,11 +57,11 @@ bad:
 
 /* ---- libcurl <-> libevent, as in curl's multi-event example ------------------------- */
 
-static void check_done(struct sender *s);
+static void check_done(struct sender_loop *s);
 
 static void on_socket(evutil_socket_t fd, short kind, void *arg)
 {
-    struct sender *s = arg;
+    struct sender_loop *s = arg;
     int action =
         ((kind & EV_READ) ? CURL_CSELECT_IN : 0) | ((kind & EV_WRITE) ? CURL_CSELECT_OUT : 0);
     int running;
@@ -70,7 +73,7 @@ static void on_curl_timer(evutil_socket_t fd, short kind, void *arg)
 {
     (void)fd;
     (void)kind;
-    struct sender *s = arg;
+    struct sender_loop *s = arg;
     int running;
     curl_multi_socket_action(s->multi, CURL_SOCKET_TIMEOUT, 0, &running);
     check_done(s);
@@ -79,7 +82,7 @@ static void on_curl_timer(evutil_socket_t fd, short kind, void *arg)
 static int curl_timer_cb(CURLM *multi, long timeout_ms, void *userp)
 {
     (void)multi;
-    struct sender *s = userp;
+    struct sender_loop *s = userp;
     if (timeout_ms < 0) {
         evtimer_del(s->curl_timer);
         return 0;
@@ -92,7 +95,7 @@ static int curl_timer_cb(CURLM *multi, long timeout_ms, void *userp)
 static int curl_socket_cb(CURL *easy, curl_socket_t fd, int what, void *userp, void *socketp)
 {
     (void)easy;
-    struct sender *s = userp;
+    struct sender_loop *s = userp;
     struct sockinfo *si = socketp;
     if (what == CURL_POLL_REMOVE) {
         if (si) {
@@ -119,7 +122,7 @@ static int curl_socket_cb(CURL *easy, curl_socket_t fd, int what, void *userp, v
 
 /* ---- requests ------------------------------------------------------------------------ */
 
-static CURL *easy_get(struct sender *s)
+static CURL *easy_get(struct sender_loop *s)
 {
     if (s->n_pool)
         return s->pool[--s->n_pool];
@@ -148,7 +151,7 @@ static CURL *easy_get(struct sender *s)
     return e;
 }
 
-static void easy_put(struct sender *s, CURL *e)
+static void easy_put(struct sender_loop *s, CURL *e)
 {
     if (s->n_pool == s->cap_pool) {
         s->cap_pool = s->cap_pool ? s->cap_pool * 2 : 256;
@@ -165,7 +168,7 @@ static size_t discard(char *ptr, size_t size, size_t n, void *ud)
     return size * n;
 }
 
-static void open_link(struct sender *s, struct signer_req *r)
+static void open_link(struct sender_loop *s, struct signer_req *r)
 {
     r->prev = NULL;
     r->next = s->open;
@@ -174,7 +177,7 @@ static void open_link(struct sender *s, struct signer_req *r)
     s->open = r;
 }
 
-static void open_unlink(struct sender *s, struct signer_req *r)
+static void open_unlink(struct sender_loop *s, struct signer_req *r)
 {
     if (r->prev)
         r->prev->next = r->next;
@@ -185,7 +188,7 @@ static void open_unlink(struct sender *s, struct signer_req *r)
     r->prev = r->next = NULL;
 }
 
-static int add_easy(struct sender *s, struct signer_req *r)
+static int add_easy(struct sender_loop *s, struct signer_req *r)
 {
     CURL *e = r->easy;
     /* --timeout covers the whole activity from its start: time spent queued behind busy
@@ -203,7 +206,7 @@ static int add_easy(struct sender *s, struct signer_req *r)
 
 /* The origin of a URL: everything before the path. Hand-written, not url_split: it runs
  * for every request sent and only groups requests by a prefix (the signer parsed the URL). */
-static struct origin *origin_of(struct sender *s, const char *url)
+static struct origin *origin_of(struct sender_loop *s, const char *url)
 {
     const char *p = strstr(url, "://");
     p = p ? p + 3 : url;
@@ -219,10 +222,10 @@ static struct origin *origin_of(struct sender *s, const char *url)
     return o;
 }
 
-static void complete_now(struct sender *s, struct signer_req *r, int outcome);
+static void complete_now(struct sender_loop *s, struct signer_req *r, int outcome);
 
 /* Hand r to libcurl now, or queue it behind its origin's busy connections. */
-static void submit(struct sender *s, struct signer_req *r)
+static void submit(struct sender_loop *s, struct signer_req *r)
 {
     struct origin *o = r->origin;
     if (o->active >= s->o.connections) {
@@ -243,7 +246,7 @@ static void submit(struct sender *s, struct signer_req *r)
 
 /* An origin's connection is free again: start the next queued request. Returns 1 when
  * one was handed to curl. */
-static int origin_release(struct sender *s, struct origin *o)
+static int origin_release(struct sender_loop *s, struct origin *o)
 {
     int started = 0;
     o->active--;
@@ -259,7 +262,7 @@ static int origin_release(struct sender *s, struct origin *o)
     return started;
 }
 
-static void complete_now(struct sender *s, struct signer_req *r, int outcome)
+static void complete_now(struct sender_loop *s, struct signer_req *r, int outcome)
 {
     open_unlink(s, r);
     s->inflight--;
@@ -274,7 +277,7 @@ static void complete_now(struct sender *s, struct signer_req *r, int outcome)
  * since their start end as timeouts, as they would have in curl's own queue: a target that
  * stops answering shows as timeouts, not as a pile of unfinished requests at the end. The
  * queues are in start order, so only their heads are looked at. */
-static void expire_queued(struct sender *s, int64_t now)
+static void expire_queued(struct sender_loop *s, int64_t now)
 {
     int64_t limit = (int64_t)s->o.timeout_ms * 1000000;
     for (size_t i = 0; i < s->n_origins; i++) {
@@ -292,7 +295,7 @@ static void expire_queued(struct sender *s, int64_t now)
         event_base_loopexit(s->base, NULL);
 }
 
-static void start(struct sender *s, struct signer_req *r)
+static void start(struct sender_loop *s, struct signer_req *r)
 {
     r->easy = easy_get(s);
     if (s->o.src_count) {
@@ -315,9 +318,9 @@ static void start(struct sender *s, struct signer_req *r)
     submit(s, r);
 }
 
-static void begin_drain(struct sender *s, long wait_ms);
+static void begin_drain(struct sender_loop *s, long wait_ms);
 
-static void check_done(struct sender *s)
+static void check_done(struct sender_loop *s)
 {
     CURLMsg *m;
     int left;
@@ -374,7 +377,18 @@ again:
 
 /* ---- the schedule -------------------------------------------------------------------- */
 
-static void dispatch(struct sender *s)
+/* Walk the schedule past the activities of the other loops: this loop sends seq only when
+ * seq mod count == index (the intended times stay the schedule's). */
+static void skip_others(struct sender_loop *s)
+{
+    while (s->cfg.count > 1 && s->next_t >= 0 &&
+           s->next_seq % (uint64_t)s->cfg.count != (uint64_t)s->cfg.index) {
+        s->next_seq++;
+        s->next_t = sched_next(&s->sched);
+    }
+}
+
+static void dispatch(struct sender_loop *s)
 {
     if (s->stopping || s->waiting)
         return;
@@ -405,6 +419,7 @@ static void dispatch(struct sender *s)
         }
         s->next_seq++;
         s->next_t = sched_next(&s->sched);
+        skip_others(s);
         now = rel_now(s);
     }
     if (started) {
@@ -437,7 +452,7 @@ static void on_dispatch(evutil_socket_t fd, short kind, void *arg)
 static void on_wake(evutil_socket_t fd, short kind, void *arg)
 {
     (void)kind;
-    struct sender *s = arg;
+    struct sender_loop *s = arg;
     uint64_t v;
     if (read(fd, &v, sizeof(v)) < 0) {
         /* EAGAIN: nothing pending */
@@ -462,11 +477,11 @@ static void on_drain_end(evutil_socket_t fd, short kind, void *arg)
 {
     (void)fd;
     (void)kind;
-    struct sender *s = arg;
+    struct sender_loop *s = arg;
     event_base_loopexit(s->base, NULL);
 }
 
-static void begin_drain(struct sender *s, long wait_ms)
+static void begin_drain(struct sender_loop *s, long wait_ms)
 {
     s->draining = 1;
     if (s->inflight == 0) {
@@ -477,7 +492,7 @@ static void begin_drain(struct sender *s, long wait_ms)
     evtimer_add(s->drain_ev, &tv);
 }
 
-static void sender_interrupt(struct sender *s, int sig);
+static void sender_interrupt(struct sender_loop *s, int sig);
 
 static void on_signal(evutil_socket_t sig, short kind, void *arg)
 {
@@ -485,7 +500,7 @@ static void on_signal(evutil_socket_t sig, short kind, void *arg)
     sender_interrupt(arg, (int)sig);
 }
 
-static void sender_interrupt(struct sender *s, int sig)
+static void sender_interrupt(struct sender_loop *s, int sig)
 {
     if (s->signal) { /* a second signal: stop waiting */
         event_base_loopexit(s->base, NULL);
@@ -497,31 +512,55 @@ static void sender_interrupt(struct sender *s, int sig)
         s->send_end_ns = rel_now(s);
         evtimer_del(s->dispatch_timer);
     }
-    fprintf(stderr, "\nflood: %s: sending stopped, waiting up to %ld ms for %" PRIu64 " answers\n",
-            sig == SIGINT ? "SIGINT" : "SIGTERM", s->o.grace_ms, s->inflight);
+    if (!s->cfg.threaded) /* else sender_loops.c says it once for every loop */
+        fprintf(stderr,
+                "\nflood: %s: sending stopped, waiting up to %ld ms for %" PRIu64 " answers\n",
+                sig == SIGINT ? "SIGINT" : "SIGTERM", s->o.grace_ms, s->inflight);
     evtimer_del(s->drain_ev);
     begin_drain(s, s->o.grace_ms);
 }
 
+/* A signal forwarded by sender_loops.c: each one counts (a second one stops waiting). */
+static void on_ctl(evutil_socket_t fd, short kind, void *arg)
+{
+    (void)kind;
+    struct sender_loop *s = arg;
+    uint64_t v = 0;
+    if (read(fd, &v, sizeof(v)) < 0)
+        return;
+    for (uint64_t i = 0; i < v; i++)
+        sender_interrupt(s, atomic_load(&s->ctl_sig));
+}
+
+void sender_loop_signal(struct sender_loop *s, int sig)
+{
+    atomic_store(&s->ctl_sig, sig);
+    uint64_t one = 1;
+    if (write(s->ctl_fd, &one, sizeof(one)) < 0) {
+        /* the counter is full: the loop is stopping anyway */
+    }
+}
+
 /* ---- once a second ------------------------------------------------------------------- */
 
-static void live_line(struct sender *s, size_t sec)
+void sender_live_line(const struct sender_opts *o, const struct stats *st, size_t sec,
+                      uint64_t inflight)
 {
-    if (sec == 0 || sec > s->stats->n_series)
+    if (sec == 0 || sec > st->n_series)
         return;
-    const struct stats_sec *x = &s->stats->series[sec - 1];
+    const struct stats_sec *x = &st->series[sec - 1];
     uint64_t ok = x->outcomes[OUT_200] + x->outcomes[OUT_202] + x->outcomes[OUT_2XX_OTHER];
     uint64_t err = 0;
     for (int k = OUT_TIMEOUT; k < OUT__COUNT; k++)
         err += x->outcomes[k];
     uint64_t rej = x->completed - ok - err;
     char extra[160] = "";
-    if (s->o.live_extra)
-        s->o.live_extra(s->o.live_ctx, extra, sizeof(extra));
+    if (o->live_extra)
+        o->live_extra(o->live_ctx, extra, sizeof(extra));
     fprintf(stderr,
             "\r\033[K%4zus offered %" PRIu64 " sent %" PRIu64 " ok %" PRIu64 " rej %" PRIu64
             " err %" PRIu64 " p50 %.1fms p99 %.1fms inflight %" PRIu64 " shed %" PRIu64 "%s%s",
-            sec, x->offered, x->sent, ok, rej, err, x->p50_ms, x->p99_ms, s->inflight, x->shed,
+            sec, x->offered, x->sent, ok, rej, err, x->p50_ms, x->p99_ms, inflight, x->shed,
             extra[0] ? " | " : "", extra);
     fflush(stderr);
 }
@@ -530,7 +569,7 @@ static void on_tick(evutil_socket_t fd, short kind, void *arg)
 {
     (void)fd;
     (void)kind;
-    struct sender *s = arg;
+    struct sender_loop *s = arg;
     int64_t now = rel_now(s);
     expire_queued(s, now);
     stats_tick(s->stats, now, s->inflight);
@@ -539,7 +578,7 @@ static void on_tick(evutil_socket_t fd, short kind, void *arg)
     if (s->o.tick)
         s->o.tick(s->o.tick_ctx, s->stats, s->inflight);
     if (s->o.live)
-        live_line(s, s->stats->cur_sec);
+        sender_live_line(&s->o, s->stats, s->stats->cur_sec, s->inflight);
     int64_t next = (now / 1000000000 + 1) * 1000000000;
     struct timeval tv = sender_tv_of_ns(next - now);
     evtimer_add(s->tick_ev, &tv);
@@ -547,11 +586,15 @@ static void on_tick(evutil_socket_t fd, short kind, void *arg)
 
 /* ---- setup --------------------------------------------------------------------------- */
 
-struct sender *sender_new(const struct sender_opts *o, struct signer *signer,
-                          const struct sched *sched, struct stats *stats, struct flood_err *err)
+struct sender_loop *sender_loop_new(const struct sender_opts *o, const struct sender_loop_cfg *cfg,
+                                    struct signer *signer, const struct sched *sched,
+                                    struct stats *stats, struct flood_err *err)
 {
-    struct sender *s = flood_xcalloc(1, sizeof(*s));
+    struct sender_loop *s = flood_xcalloc(1, sizeof(*s));
     s->o = *o;
+    s->cfg = *cfg;
+    s->ctl_fd = -1;
+    atomic_init(&s->ctl_sig, 0);
     if (s->o.max_inflight == 0)
         s->o.max_inflight = 10000;
     if (s->o.timeout_ms <= 0)
@@ -561,28 +604,28 @@ struct sender *sender_new(const struct sender_opts *o, struct signer *signer,
     s->signer = signer;
     s->stats = stats;
     s->interrupt = sender_interrupt;
-    if (s->o.probes)
+    if (s->o.probes && !cfg->threaded)
         stats_set_probes(stats, s->o.probes); /* Follow-to-Accept per second in the series */
     s->sched = *sched;
     sched_rewind(&s->sched);
-    struct event_config *cfg = event_config_new();
+    struct event_config *ecfg = event_config_new();
     /* precise timers (timerfd, not epoll's milliseconds); the changelist folds libcurl's
      * frequent read/write interest changes into one epoll_ctl each */
-    if (!cfg ||
-        event_config_set_flag(cfg, EVENT_BASE_FLAG_PRECISE_TIMER |
-                                       EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST) ||
-        !(s->base = event_base_new_with_config(cfg))) {
-        if (cfg)
-            event_config_free(cfg);
+    if (!ecfg ||
+        event_config_set_flag(ecfg, EVENT_BASE_FLAG_PRECISE_TIMER |
+                                        EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST) ||
+        !(s->base = event_base_new_with_config(ecfg))) {
+        if (ecfg)
+            event_config_free(ecfg);
         flood_err_set(err, FLOOD_EIO, "sender: cannot make a libevent base");
-        free(s);
+        sender_loop_free(s);
         return NULL;
     }
-    event_config_free(cfg);
+    event_config_free(ecfg);
     s->multi = curl_multi_init();
     if (!s->multi) {
         flood_err_set(err, FLOOD_EIO, "sender: cannot make a curl multi handle");
-        sender_free(s);
+        sender_loop_free(s);
         return NULL;
     }
     curl_multi_setopt(s->multi, CURLMOPT_SOCKETFUNCTION, curl_socket_cb);
@@ -596,16 +639,24 @@ struct sender *sender_new(const struct sender_opts *o, struct signer *signer,
     s->dispatch_timer = evtimer_new(s->base, on_dispatch, s);
     s->tick_ev = evtimer_new(s->base, on_tick, s);
     s->drain_ev = evtimer_new(s->base, on_drain_end, s);
-    s->wake_ev = event_new(s->base, signer_wake_fd(signer), EV_READ | EV_PERSIST, on_wake, s);
-    if (s->o.steer)
+    s->wake_ev =
+        event_new(s->base, signer_wake_fd(signer, cfg->index), EV_READ | EV_PERSIST, on_wake, s);
+    if (s->o.steer && !cfg->threaded)
         s->steer_ev =
             event_new(s->base, steer_fd(s->o.steer), EV_READ | EV_PERSIST, sender_on_steer, s);
-    s->sig_int = evsignal_new(s->base, SIGINT, on_signal, s);
-    s->sig_term = evsignal_new(s->base, SIGTERM, on_signal, s);
+    if (cfg->threaded) { /* signals reach the main thread only: it forwards them */
+        s->ctl_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+        if (s->ctl_fd >= 0)
+            s->ctl_ev = event_new(s->base, s->ctl_fd, EV_READ | EV_PERSIST, on_ctl, s);
+    } else {
+        s->sig_int = evsignal_new(s->base, SIGINT, on_signal, s);
+        s->sig_term = evsignal_new(s->base, SIGTERM, on_signal, s);
+    }
     if (!s->curl_timer || !s->dispatch_timer || !s->tick_ev || !s->drain_ev || !s->wake_ev ||
-        !s->sig_int || !s->sig_term || (s->o.steer && !s->steer_ev)) {
+        (cfg->threaded ? !s->ctl_ev : !s->sig_int || !s->sig_term) ||
+        (s->o.steer && !cfg->threaded && !s->steer_ev)) {
         flood_err_set(err, FLOOD_EIO, "sender: cannot make libevent events");
-        sender_free(s);
+        sender_loop_free(s);
         return NULL;
     }
     return s;
@@ -616,7 +667,8 @@ static double tv_s(struct timeval tv)
     return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
 }
 
-int sender_run(struct sender *s, int64_t mono0_ns, struct sender_result *res, struct flood_err *err)
+int sender_loop_run(struct sender_loop *s, int64_t mono0_ns, struct sender_result *res,
+                    struct flood_err *err)
 {
     memset(res, 0, sizeof(*res));
     struct rusage ru0, th0, ru1, th1;
@@ -625,9 +677,14 @@ int sender_run(struct sender *s, int64_t mono0_ns, struct sender_result *res, st
     s->mono0 = mono0_ns;
     s->next_seq = 0;
     s->next_t = sched_next(&s->sched);
+    skip_others(s);
     event_add(s->wake_ev, NULL);
-    event_add(s->sig_int, NULL);
-    event_add(s->sig_term, NULL);
+    if (s->ctl_ev)
+        event_add(s->ctl_ev, NULL);
+    else {
+        event_add(s->sig_int, NULL);
+        event_add(s->sig_term, NULL);
+    }
     s->end_ns = (int64_t)(sched_duration(&s->sched) * 1e9);
     if (s->steer_ev) {
         event_add(s->steer_ev, NULL);
@@ -656,8 +713,10 @@ int sender_run(struct sender *s, int64_t mono0_ns, struct sender_result *res, st
     stats_tick(s->stats, (int64_t)(s->stats->cur_sec + 1) * 1000000000, s->inflight);
     if (s->o.live)
         fprintf(stderr, "\n");
-    event_del(s->sig_int);
-    event_del(s->sig_term);
+    if (s->sig_int) {
+        event_del(s->sig_int);
+        event_del(s->sig_term);
+    }
     if (s->steer_ev) {
         event_del(s->steer_ev);
         sender_steer_close(s);
@@ -687,7 +746,7 @@ int sender_run(struct sender *s, int64_t mono0_ns, struct sender_result *res, st
     return 0;
 }
 
-void sender_free(struct sender *s)
+void sender_loop_free(struct sender_loop *s)
 {
     if (!s)
         return;
@@ -708,12 +767,14 @@ void sender_free(struct sender *s)
     free(s->origins);
     if (s->multi)
         curl_multi_cleanup(s->multi);
-    struct event *evs[] = {s->curl_timer, s->dispatch_timer, s->tick_ev,  s->drain_ev,
-                           s->wake_ev,    s->sig_int,        s->sig_term, s->steer_ev};
+    struct event *evs[] = {s->curl_timer, s->dispatch_timer, s->tick_ev,  s->drain_ev, s->wake_ev,
+                           s->sig_int,    s->sig_term,       s->steer_ev, s->ctl_ev};
     for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++)
         if (evs[i])
             event_free(evs[i]);
     if (s->base)
         event_base_free(s->base);
+    if (s->ctl_fd >= 0)
+        close(s->ctl_fd);
     free(s);
 }

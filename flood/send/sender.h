@@ -3,7 +3,17 @@
  * each request's intended time and starts it whatever happened to the earlier ones. The
  * requests come ready-signed from the signer's look-ahead ring; beyond --max-inflight a
  * request is shed and counted. Everything the sender measures goes into a struct stats
- * owned by the caller, from the event loop's thread only.
+ * owned by the caller.
+ *
+ * --loops N (sender_loops.c): N such event loops, share-nothing as wrk's threads, each on
+ * a thread of its own with its own base, curl multi, connections, timers and struct stats.
+ * Activity seq (the run's number n, unless sharded) goes to loop seq mod N: every loop walks
+ * the whole schedule and sends only its own, so a seeded run sends the same activities at
+ * the same intended times whatever N is. --connections and --max-inflight are the run's
+ * totals, divided among the loops. The loops publish each second they close; the calling
+ * thread merges them into the caller's stats (flood/measure/stats_merge.h), ticks, prints
+ * the live line and forwards SIGINT/SIGTERM; at the end every count is merged exactly. With
+ * N = 1 the one loop runs in the calling thread straight into the caller's stats, as ever.
  *
  * The room flood/send/: everything that leaves for the target: the schedule (sched.c), the
  * workload of activities (workload.c), the signer threads (signer.c), this sender, and
@@ -24,9 +34,9 @@
 #include "flood/measure/stats.h"
 
 struct sender_opts {
-    uint64_t max_inflight;      /* --max-inflight, default 10000 */
+    uint64_t max_inflight;      /* --max-inflight, default 10000 (all loops together) */
     long timeout_ms;            /* --timeout, per request */
-    long connections;           /* --connections per target origin */
+    long connections;           /* --connections per target origin (all loops together) */
     struct curl_slist *resolve; /* --resolve HOST:PORT:ADDR entries (borrowed) */
     int insecure;               /* --insecure */
     const char *cacert;         /* --cacert FILE or NULL */
@@ -46,19 +56,28 @@ struct sender_opts {
      * must say steerable too); NULL: the schedule runs as given (borrowed) */
     struct steer *steer;
     /* --log-sends: a line per activity dispatched, "N INTENDED_NS OP SENT|SHED" (borrowed;
-     * written from the loop's thread), or NULL */
+     * written from the loops' threads, one fprintf a line: stdio locks the stream for each
+     * call, so lines stay whole; their order across loops is not the schedule's), or NULL */
     FILE *sends_log;
+    /* --loops: event loops (0 or 1: one, in the caller's thread; at most SENDER_LOOPS_MAX;
+     * more than one refuses steering, and needs connections and max_inflight >= loops) */
+    int loops;
 };
+
+#define SENDER_LOOPS_MAX SIGNER_CONSUMERS_MAX
 
 /* Parse "A-B" (IPv4, A <= B) or a single address into o->src_base/src_count. */
 int sender_parse_source_ips(const char *s, struct sender_opts *o, struct flood_err *err) FLOOD_WUR;
 
 /* What the run looked like from the generator's side. */
 struct sender_result {
-    double wall_s;         /* from the start to the end of the drain */
+    double wall_s;         /* from the start to the end of the (last loop's) drain */
     double cpu_s;          /* the whole process (user + system) */
-    double loop_cpu_s;     /* the event loop's thread alone */
-    double loop_cpu_share; /* loop_cpu_s / sending time */
+    double loop_cpu_s;     /* the event loops' threads alone, summed */
+    double loop_cpu_share; /* of one core: the busiest loop's thread CPU / its wall time */
+    int loops;             /* how many ran; per loop (index < loops): */
+    double each_cpu_s[SENDER_LOOPS_MAX], each_cpu_share[SENDER_LOOPS_MAX];
+    uint64_t each_sent[SENDER_LOOPS_MAX];
     double lag_p99_ms;
     uint64_t late_sends;
     int saturated;   /* lag p99 over 10 ms or the loop over 90% of a core */
@@ -68,8 +87,9 @@ struct sender_result {
 
 struct sender;
 
-/* A new sender over the signer (borrowed) walking its own copy of sched, recording into
- * stats (borrowed). NULL and err (libevent or libcurl refused). */
+/* A new sender of o->loops loops over the signer (borrowed; made with as many consumers)
+ * walking its own copies of sched, recording into stats (borrowed). NULL and err (libevent
+ * or libcurl refused, or the options do not fit the loops). */
 struct sender *sender_new(const struct sender_opts *o, struct signer *signer,
                           const struct sched *sched, struct stats *stats,
                           struct flood_err *err) FLOOD_WUR;
@@ -77,7 +97,7 @@ struct sender *sender_new(const struct sender_opts *o, struct signer *signer,
  * then wait for answers (the longer of the grace period and the timeout), or until
  * SIGINT/SIGTERM (then the grace period). Requests still open are counted unfinished.
  * Returns 0, or -1 and err when the run could not go on (a signer failed); the stats are
- * complete and conserved either way. */
+ * complete and conserved either way (several loops: merged into stats when it returns). */
 int sender_run(struct sender *s, int64_t mono0_ns, struct sender_result *res,
                struct flood_err *err) FLOOD_WUR;
 void sender_free(struct sender *s);

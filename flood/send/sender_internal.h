@@ -1,16 +1,18 @@
-/* flood/send/sender_internal.h: the sender's state, shared by sender.c (the event loop) and
- * sender_steer.c (steering applied on the loop's thread). Nothing else includes it. */
+/* flood/send/sender_internal.h: one event loop's state, shared by sender.c (the loop),
+ * sender_steer.c (steering applied on the loop's thread) and sender_loops.c (the loops of
+ * a run, started and merged). Nothing else includes it. */
 #ifndef FLOOD_SENDER_INTERNAL_H
 #define FLOOD_SENDER_INTERNAL_H
 
 #include <event2/event.h>
 #include <event2/event_struct.h>
+#include <stdatomic.h>
 #include <time.h>
 
 #include "flood/send/sender.h"
 
 struct sockinfo {
-    struct sender *s;
+    struct sender_loop *s;
     curl_socket_t fd;
     struct event ev;
 };
@@ -27,15 +29,26 @@ struct origin {
     struct signer_req *qhead, *qtail;
 };
 
-struct sender {
+/* Which loop of how many; threaded: one of several, on a thread of its own (no signal
+ * events: sender_loop_signal forwards them; no tick, live line or steering: sender_loops.c
+ * does those over the merged stats). */
+struct sender_loop_cfg {
+    int index, count;
+    int threaded;
+};
+
+struct sender_loop {
     struct sender_opts o;
+    struct sender_loop_cfg cfg;
     struct signer *signer;
     struct stats *stats;
     struct sched sched;
     struct event_base *base;
     CURLM *multi;
     struct event *curl_timer, *dispatch_timer, *wake_ev, *tick_ev, *drain_ev;
-    struct event *sig_int, *sig_term, *steer_ev;
+    struct event *sig_int, *sig_term, *steer_ev, *ctl_ev;
+    int ctl_fd;         /* threaded: an eventfd counting the signals forwarded */
+    atomic_int ctl_sig; /* the last one */
     int64_t mono0;
 
     uint64_t next_seq;
@@ -50,7 +63,7 @@ struct sender {
     int64_t end_ns; /* the schedule's end (a steered schedule idles until then) */
     /* stop sending as SIGINT/SIGTERM do (sig names it in the results): sender.c's, through
      * a pointer so sender_steer.c calls nothing in sender.c */
-    void (*interrupt)(struct sender *s, int sig);
+    void (*interrupt)(struct sender_loop *s, int sig);
 
     uint64_t inflight;
     struct signer_req *open; /* requests in flight (queued at their origin or in curl) */
@@ -62,7 +75,7 @@ struct sender {
 };
 
 /* ns since the run's start */
-static inline int64_t sender_rel_now(const struct sender *s)
+static inline int64_t sender_rel_now(const struct sender_loop *s)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -79,9 +92,25 @@ static inline struct timeval sender_tv_of_ns(int64_t ns)
     return tv;
 }
 
+/* sender.c: one loop over signer (borrowed; its consumer cfg->index), walking its own copy
+ * of sched and dispatching the activities seq with seq mod cfg->count == cfg->index, into
+ * stats (borrowed). NULL and err. */
+struct sender_loop *sender_loop_new(const struct sender_opts *o, const struct sender_loop_cfg *cfg,
+                                    struct signer *signer, const struct sched *sched,
+                                    struct stats *stats, struct flood_err *err);
+/* Run it (see sender_run); res->cpu_s is the process's, loop_cpu_s the calling thread's. */
+int sender_loop_run(struct sender_loop *s, int64_t mono0_ns, struct sender_result *res,
+                    struct flood_err *err);
+void sender_loop_free(struct sender_loop *s);
+/* A threaded loop: act on sig (SIGINT/SIGTERM) as on a signal of its own. Thread-safe. */
+void sender_loop_signal(struct sender_loop *s, int sig);
+/* The live line of second sec of st (1-based: the last closed), on stderr. */
+void sender_live_line(const struct sender_opts *o, const struct stats *st, size_t sec,
+                      uint64_t inflight);
+
 /* sender_steer.c: the steering queue's event; publish the state; the run's end */
 void sender_on_steer(evutil_socket_t fd, short kind, void *arg);
-void sender_steer_state(struct sender *s);
-void sender_steer_close(struct sender *s);
+void sender_steer_state(struct sender_loop *s);
+void sender_steer_close(struct sender_loop *s);
 
 #endif

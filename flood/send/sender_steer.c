@@ -7,7 +7,7 @@
 #include "flood/send/sender_internal.h"
 #include "flood/send/steer.h"
 
-static void apply(struct sender *s, struct steer_change *c)
+static void apply(struct sender_loop *s, struct steer_change *c)
 {
     struct flood_err e;
     int64_t now = sender_rel_now(s);
@@ -56,7 +56,7 @@ void sender_on_steer(evutil_socket_t fd, short kind, void *arg)
 {
     (void)fd;
     (void)kind;
-    struct sender *s = arg;
+    struct sender_loop *s = arg;
     struct steer_change cmds[8];
     size_t n;
     uint64_t last;
@@ -68,7 +68,7 @@ void sender_on_steer(evutil_socket_t fd, short kind, void *arg)
     }
 }
 
-void sender_steer_state(struct sender *s)
+void sender_steer_state(struct sender_loop *s)
 {
     double t = (double)sender_rel_now(s) / 1e9;
     struct steer_state st = {.sending = !s->stopping,
@@ -78,7 +78,7 @@ void sender_steer_state(struct sender *s)
     steer_publish(s->o.steer, &st);
 }
 
-void sender_steer_close(struct sender *s)
+void sender_steer_close(struct sender_loop *s)
 {
     struct steer_state st = {.finished = 1, .t_s = (double)sender_rel_now(s) / 1e9};
     steer_publish(s->o.steer, &st);

@@ -19,6 +19,16 @@
 #define CT_HEADER     "Content-Type: application/activity+json"
 #define STALE_SECONDS 7200 /* two hours back: outside every server's window */
 
+/* One consumer of the ring (an event loop): it takes the sequence numbers seq with
+ * seq mod n_cons == its index, in order. Padded so that two consumers' counters never share
+ * a cache line. */
+struct signer_consumer {
+    atomic_uint_fast64_t next;    /* every seq of its class below it has been taken */
+    atomic_uint_fast64_t waiting; /* the seq it waits for */
+    int wake_fd;
+    char pad[128 - 2 * sizeof(atomic_uint_fast64_t) - sizeof(int)];
+};
+
 struct signer {
     struct crowd *crowd;
     struct workload *w;
@@ -36,11 +46,13 @@ struct signer {
     int stop;           /* under lock */
     atomic_int producers_waiting;
 
+    /* seq lives in ring[seq % ring_len]; ring_len is a multiple of n_cons, so a slot is only
+     * ever read by the one consumer of its class, and seq may be put there once seq -
+     * ring_len (the same class) was taken */
     _Atomic(struct signer_req *) *ring;
     size_t ring_len;
-    atomic_uint_fast64_t consumed; /* every seq below it has been taken */
-    atomic_uint_fast64_t waiting;  /* the seq the consumer waits for */
-    int wake_fd;
+    struct signer_consumer *cons;
+    uint64_t n_cons;
 
     int64_t mono0_ns, wall0_ns, lookahead_ns;
     pthread_t *threads;
@@ -283,9 +295,10 @@ static void fail(struct signer *s, const struct flood_err *e)
         s->fail_err = *e;
         atomic_store(&s->failed, 1);
         uint64_t one = 1;
-        if (write(s->wake_fd, &one, sizeof(one)) < 0) {
-            /* the counter is full: the consumer is awake anyway */
-        }
+        for (uint64_t k = 0; k < s->n_cons; k++)
+            if (write(s->cons[k].wake_fd, &one, sizeof(one)) < 0) {
+                /* the counter is full: the consumer is awake anyway */
+            }
     }
 }
 
@@ -327,6 +340,18 @@ static void advance(struct signer *s)
     }
 }
 
+/* The consumer of seq's class. */
+static struct signer_consumer *consumer_of(struct signer *s, uint64_t seq)
+{
+    return &s->cons[s->n_cons == 1 ? 0 : seq % s->n_cons];
+}
+
+/* 1 when seq's slot is free: seq - ring_len, of the same class, was taken. */
+static int slot_free(struct signer *s, uint64_t seq)
+{
+    return seq < atomic_load(&consumer_of(s, seq)->next) + s->ring_len;
+}
+
 static void *signer_main(void *arg)
 {
     struct signer *s = arg;
@@ -346,13 +371,13 @@ static void *signer_main(void *arg)
         int64_t wait_until = 0;
         if (s->next_t < 0) /* a steered schedule paused or over: until a change or the stop */
             wait_until = now + 100000000;
-        else if (s->next_seq >= atomic_load(&s->consumed) + s->ring_len)
+        else if (!slot_free(s, s->next_seq))
             wait_until = now + 20000000; /* woken when the consumer frees a slot */
         else if (s->next_t > now - s->mono0_ns + s->lookahead_ns)
             wait_until = s->mono0_ns + s->next_t - s->lookahead_ns;
         if (wait_until) {
             atomic_fetch_add(&s->producers_waiting, 1);
-            if (s->next_t >= 0 && s->next_seq < atomic_load(&s->consumed) + s->ring_len &&
+            if (s->next_t >= 0 && slot_free(s, s->next_seq) &&
                 s->next_t <= now - s->mono0_ns + s->lookahead_ns) {
                 atomic_fetch_sub(&s->producers_waiting, 1);
                 continue;
@@ -385,9 +410,10 @@ static void *signer_main(void *arg)
             break;
         }
         atomic_store(&s->ring[seq % s->ring_len], r);
-        if (atomic_load(&s->waiting) == seq) {
+        struct signer_consumer *c = consumer_of(s, seq);
+        if (atomic_load(&c->waiting) == seq) {
             uint64_t one = 1;
-            if (write(s->wake_fd, &one, sizeof(one)) < 0) {
+            if (write(c->wake_fd, &one, sizeof(one)) < 0) {
                 /* already signalled */
             }
         }
@@ -404,6 +430,11 @@ struct signer *signer_new(struct crowd *crowd, struct workload *w, const struct 
         flood_err_set(err, FLOOD_EINVAL, "--signers: must be 1..256");
         return NULL;
     }
+    if (o->consumers < 0 || o->consumers > SIGNER_CONSUMERS_MAX) {
+        flood_err_set(err, FLOOD_EINVAL, "signer: %d consumers (1..%d)", o->consumers,
+                      SIGNER_CONSUMERS_MAX);
+        return NULL;
+    }
     struct signer *s = flood_xcalloc(1, sizeof(*s));
     s->crowd = crowd;
     s->w = w;
@@ -413,22 +444,29 @@ struct signer *signer_new(struct crowd *crowd, struct workload *w, const struct 
     s->all = s->sched;
     sched_set_shard(&s->all, 0, 0);
     s->ua_header = flood_xasprintf("User-Agent: %s", o->user_agent ? o->user_agent : "flood");
+    s->n_cons = o->consumers > 1 ? (uint64_t)o->consumers : 1;
     s->ring_len = o->lookahead_max ? o->lookahead_max : 4096;
+    s->ring_len = (s->ring_len + s->n_cons - 1) / s->n_cons * s->n_cons;
     s->lookahead_ns = (int64_t)((o->lookahead_s > 0 ? o->lookahead_s : 1.0) * 1e9);
     s->ring = flood_xcalloc(s->ring_len, sizeof(*s->ring));
-    atomic_init(&s->consumed, 0);
-    atomic_init(&s->waiting, UINT64_MAX);
+    s->cons = flood_xcalloc(s->n_cons, sizeof(*s->cons));
+    int fds_ok = 1;
+    for (uint64_t k = 0; k < s->n_cons; k++) {
+        atomic_init(&s->cons[k].next, k);
+        atomic_init(&s->cons[k].waiting, UINT64_MAX);
+        s->cons[k].wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+        fds_ok &= s->cons[k].wake_fd >= 0;
+    }
     atomic_init(&s->failed, 0);
     atomic_init(&s->producers_waiting, 0);
     atomic_flag_clear(&s->fail_once);
-    s->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     pthread_mutex_init(&s->lock, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&s->cond, &ca);
     pthread_condattr_destroy(&ca);
-    if (s->wake_fd < 0) {
+    if (!fds_ok) {
         flood_err_set(err, FLOOD_EIO, "signer: eventfd: %s", strerror(errno));
         signer_free(s);
         return NULL;
@@ -473,7 +511,7 @@ struct signer_req *signer_take(struct signer *s, uint64_t seq)
         atomic_store(&s->ring[seq % s->ring_len], r);
         return NULL;
     }
-    atomic_store(&s->consumed, seq + 1);
+    atomic_store(&consumer_of(s, seq)->next, seq + s->n_cons);
     if (atomic_load(&s->producers_waiting) > 0) {
         pthread_mutex_lock(&s->lock);
         pthread_cond_broadcast(&s->cond);
@@ -500,14 +538,14 @@ void signer_steer(struct signer *s, enum signer_steer_kind kind, double t_s, dou
     pthread_mutex_unlock(&s->lock);
 }
 
-int signer_wake_fd(const struct signer *s)
+int signer_wake_fd(const struct signer *s, int consumer)
 {
-    return s->wake_fd;
+    return consumer >= 0 && (uint64_t)consumer < s->n_cons ? s->cons[consumer].wake_fd : -1;
 }
 
 void signer_wait_for(struct signer *s, uint64_t seq)
 {
-    atomic_store(&s->waiting, seq);
+    atomic_store(&consumer_of(s, seq)->waiting, seq);
 }
 
 int signer_failed(struct signer *s, struct flood_err *err)
@@ -541,8 +579,10 @@ void signer_free(struct signer *s)
     free(s->ring);
     free(s->ua_header);
     sign_key_free(s->rogue);
-    if (s->wake_fd >= 0)
-        close(s->wake_fd);
+    for (uint64_t k = 0; s->cons && k < s->n_cons; k++)
+        if (s->cons[k].wake_fd >= 0)
+            close(s->cons[k].wake_fd);
+    free(s->cons);
     pthread_mutex_destroy(&s->lock);
     pthread_cond_destroy(&s->cond);
     free(s);

@@ -1,7 +1,9 @@
 /* flood/send/signer.h: signing off the hot path. Signer threads walk the schedule ahead of
  * time, build each activity (workload_build, in sequence order under a lock) and sign it
  * in parallel (Date = the intended second), filling a bounded look-ahead ring the
- * sender's event loop takes from in sequence order. A request not ready at its intended
+ * sender's event loops take from in sequence order: with n consumers (flood run --loops n)
+ * consumer k takes the sequence numbers seq with seq mod n == k, in order, and waits on
+ * its own eventfd. A request not ready at its intended
  * time shows as dispatch lag: the generator, not the target, was the limit.
  *
  * --sign DIALECTS: the first dialect signs every request; on 400/401 the sender asks for
@@ -20,7 +22,8 @@
 #include "flood/send/sched.h"
 #include "flood/send/workload.h"
 
-#define SIGNER_NONE (-1) /* dialect: no signature */
+#define SIGNER_NONE          (-1) /* dialect: no signature */
+#define SIGNER_CONSUMERS_MAX 64
 
 struct signer_opts {
     int threads;          /* >= 1 */
@@ -32,6 +35,8 @@ struct signer_opts {
     size_t lookahead_max; /* ring size: requests ready at most */
     const char *user_agent;
     int steerable; /* the schedule may be steered: threads wait at its end, not exit */
+    int consumers; /* event loops taking from the ring (0 or 1: one; at most
+                    * SIGNER_CONSUMERS_MAX); the ring is rounded up to a multiple */
 };
 
 /* Parse --sign: "cavage", "rfc9421", "cavage,rfc9421", "rfc9421,cavage" or "none". */
@@ -76,13 +81,14 @@ struct signer *signer_new(struct crowd *crowd, struct workload *w, const struct 
 /* Start the threads; the run's start is mono0_ns (CLOCK_MONOTONIC) = wall0_ns (REALTIME). */
 int signer_start(struct signer *s, int64_t mono0_ns, int64_t wall0_ns,
                  struct flood_err *err) FLOOD_WUR;
-/* Take request seq if it is ready (a new request the caller owns), else NULL. Requests
- * must be taken in order 0, 1, 2, ... */
+/* Take request seq if it is ready (a new request the caller owns), else NULL. Consumer k of
+ * n takes k, k + n, k + 2n, ... in that order, from its own thread (one thread a consumer);
+ * a consumer that stops taking holds up the signers once the ring holds its share. */
 struct signer_req *signer_take(struct signer *s, uint64_t seq);
-/* An eventfd that becomes readable when the request the caller waits for is ready: call
- * signer_wait_for(seq) after a NULL from signer_take, then take again (it may be ready
- * already). Read and discard the fd's counter when it fires. */
-int signer_wake_fd(const struct signer *s);
+/* Consumer k's eventfd (-1 for no such consumer): readable when the request it waits for
+ * is ready, or a signer failed: call signer_wait_for(seq) after a NULL from signer_take,
+ * then take again (it may be ready already). Read and discard the counter when it fires. */
+int signer_wake_fd(const struct signer *s, int consumer);
 void signer_wait_for(struct signer *s, uint64_t seq);
 /* 1 once a thread failed (the message in err), the run must stop. */
 int signer_failed(struct signer *s, struct flood_err *err);
