@@ -405,7 +405,8 @@ static int run_prepare(struct run *r, struct flood_err *err)
     double ring = sched_peak_rate(&r->sc) * ro->lookahead_s * 1.2 + 256;
     ro->so.lookahead_max = ring > 65536 ? 65536 : (size_t)ring;
     ro->so.user_agent = "flood/" FLOOD_VERSION;
-    ro->sndo.resolve = ro->resolve;
+    ro->sndo.resolve = (const char *const *)ro->resolve_v;
+    ro->sndo.n_resolve = ro->n_resolve_v;
     ro->sndo.probes = r->probes;
     ro->sndo.live = !ro->quiet && isatty(STDERR_FILENO);
     ro->sndo.live_extra = live_inbound;

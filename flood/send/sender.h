@@ -1,6 +1,6 @@
-/* flood/send/sender.h: the open-loop sender. libcurl's multi interface on one libevent base
- * (the socket and timer callbacks of curl's multi-event example); a precise timer fires at
- * each request's intended time and starts it whatever happened to the earlier ones. The
+/* flood/send/sender.h: the open-loop sender. flood's own HTTP/1.1 client (hclient.h) on one
+ * libevent base; a precise timer fires at each request's intended time and starts it
+ * whatever happened to the earlier ones. The
  * requests come ready-signed from the signer's look-ahead ring; beyond --max-inflight a
  * request is shed and counted. Everything the sender measures goes into a struct stats
  * owned by the caller, from the event loop's thread only.
@@ -11,7 +11,6 @@
 #ifndef FLOOD_SENDER_H
 #define FLOOD_SENDER_H
 
-#include <curl/curl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdint.h>
@@ -27,7 +26,8 @@ struct sender_opts {
     uint64_t max_inflight;      /* --max-inflight, default 10000 */
     long timeout_ms;            /* --timeout, per request */
     long connections;           /* --connections per target origin */
-    struct curl_slist *resolve; /* --resolve HOST:PORT:ADDR entries (borrowed) */
+    const char *const *resolve; /* --resolve HOST:PORT:ADDR entries (borrowed) */
+    size_t n_resolve;
     int insecure;               /* --insecure */
     const char *cacert;         /* --cacert FILE or NULL */
     uint32_t src_base;          /* --source-ips A-B: A in host order, 0 for none */

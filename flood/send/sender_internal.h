@@ -7,25 +7,8 @@
 #include <event2/event_struct.h>
 #include <time.h>
 
+#include "flood/send/hclient.h"
 #include "flood/send/sender.h"
-
-struct sockinfo {
-    struct sender *s;
-    curl_socket_t fd;
-    struct event ev;
-};
-
-/* A target origin (scheme://host:port): at most --connections of its requests are handed
- * to libcurl at a time, the rest wait here in order. libcurl 7.88 keeps requests over
- * CURLMOPT_MAX_HOST_CONNECTIONS in a pending list that every curl_multi_remove_handle
- * walks, so a backlog there makes each completion cost O(backlog) and the sender
- * collapse under its own queue. */
-struct origin {
-    char *key;
-    size_t len;
-    long active;
-    struct signer_req *qhead, *qtail;
-};
 
 struct sender {
     struct sender_opts o;
@@ -33,8 +16,8 @@ struct sender {
     struct stats *stats;
     struct sched sched;
     struct event_base *base;
-    CURLM *multi;
-    struct event *curl_timer, *dispatch_timer, *wake_ev, *tick_ev, *drain_ev;
+    struct hc_client *hc;
+    struct event *dispatch_timer, *wake_ev, *tick_ev, *drain_ev;
     struct event *sig_int, *sig_term, *steer_ev;
     int64_t mono0;
 
@@ -43,6 +26,7 @@ struct sender {
     int waiting;    /* the next request was not ready at its time */
     int stopping;   /* no more sends: schedule over, a signal, or a failure */
     int draining;
+    int ending; /* the loop is over: requests the client still holds end unfinished */
     int failed;
     struct flood_err fail_err;
     int signal;
@@ -53,11 +37,7 @@ struct sender {
     void (*interrupt)(struct sender *s, int sig);
 
     uint64_t inflight;
-    struct signer_req *open; /* requests in flight (queued at their origin or in curl) */
-    struct origin **origins;
-    size_t n_origins;
-    CURL **pool; /* idle easy handles */
-    size_t n_pool, cap_pool;
+    struct signer_req *open; /* requests in flight (queued at their origin or on a connection) */
     char live_prev[32];
 };
 
