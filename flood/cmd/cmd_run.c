@@ -408,7 +408,8 @@ static int run_prepare(struct run *r, struct flood_err *err)
     ro->so.lookahead_max = ring > 65536 ? 65536 : (size_t)ring;
     ro->so.user_agent = "flood/" FLOOD_VERSION;
     ro->so.consumers = ro->sndo.loops; /* a consumer of the signers' ring per event loop */
-    ro->sndo.resolve = ro->resolve;
+    ro->sndo.resolve = (const char *const *)ro->resolve_v;
+    ro->sndo.n_resolve = ro->n_resolve_v;
     ro->sndo.probes = r->probes;
     ro->sndo.live = !ro->quiet && isatty(STDERR_FILENO);
     ro->sndo.live_extra = live_inbound;

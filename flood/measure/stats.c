@@ -84,6 +84,11 @@ int stats_classify(int curl_code, long status, long os_errno)
     default:
         return OUT_TRANSPORT;
     }
+    return stats_classify_status(status);
+}
+
+int stats_classify_status(long status)
+{
     if (status == 200)
         return OUT_200;
     if (status == 202)

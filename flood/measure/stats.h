@@ -72,6 +72,8 @@ int stats_outcome_error(int outcome);
 /* Classify a finished transfer: curl_code is its CURLcode (0 = an answer came), status
  * the HTTP status (0 when none), os_errno CURLINFO_OS_ERRNO. Pure. */
 int stats_classify(int curl_code, long status, long os_errno);
+/* The class of a final answer's status alone (1xx, 3xx and 0: OUT_TRANSPORT). */
+int stats_classify_status(long status);
 
 /* Bad-signature kinds (--bad-signatures). */
 enum stats_bad { BAD_NONE = 0, BAD_WRONG_KEY, BAD_STALE_DATE, BAD_DIGEST, BAD__COUNT };

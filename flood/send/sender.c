@@ -1,5 +1,5 @@
-/* flood/send/sender.c: one event loop: libcurl multi on one libevent base, open loop (see
- * sender.h). sender_loops.c runs one of them in the caller's thread, or several on
+/* flood/send/sender.c: one event loop: flood's HTTP client on one libevent base, open loop
+ * (see sender.h). sender_loops.c runs one of them in the caller's thread, or several on
  * threads of their own. */
 #include "flood/send/sender.h"
 #include "flood/send/sender_internal.h"
@@ -18,7 +18,6 @@
 
 #define SATURATED_LAG_US 10000
 #define SATURATED_CPU    0.9
-#define CURL_BUFFER      4096 /* answers are small: a small buffer keeps 10,000 in flight cheap */
 
 int64_t sender_mono_ns(void)
 {
@@ -55,118 +54,7 @@ bad:
     return -1;
 }
 
-/* ---- libcurl <-> libevent, as in curl's multi-event example ------------------------- */
-
-static void check_done(struct sender_loop *s);
-
-static void on_socket(evutil_socket_t fd, short kind, void *arg)
-{
-    struct sender_loop *s = arg;
-    int action =
-        ((kind & EV_READ) ? CURL_CSELECT_IN : 0) | ((kind & EV_WRITE) ? CURL_CSELECT_OUT : 0);
-    int running;
-    curl_multi_socket_action(s->multi, fd, action, &running);
-    check_done(s);
-}
-
-static void on_curl_timer(evutil_socket_t fd, short kind, void *arg)
-{
-    (void)fd;
-    (void)kind;
-    struct sender_loop *s = arg;
-    int running;
-    curl_multi_socket_action(s->multi, CURL_SOCKET_TIMEOUT, 0, &running);
-    check_done(s);
-}
-
-static int curl_timer_cb(CURLM *multi, long timeout_ms, void *userp)
-{
-    (void)multi;
-    struct sender_loop *s = userp;
-    if (timeout_ms < 0) {
-        evtimer_del(s->curl_timer);
-        return 0;
-    }
-    struct timeval tv = {.tv_sec = timeout_ms / 1000, .tv_usec = (timeout_ms % 1000) * 1000};
-    evtimer_add(s->curl_timer, &tv);
-    return 0;
-}
-
-static int curl_socket_cb(CURL *easy, curl_socket_t fd, int what, void *userp, void *socketp)
-{
-    (void)easy;
-    struct sender_loop *s = userp;
-    struct sockinfo *si = socketp;
-    if (what == CURL_POLL_REMOVE) {
-        if (si) {
-            event_del(&si->ev);
-            free(si);
-            curl_multi_assign(s->multi, fd, NULL);
-        }
-        return 0;
-    }
-    if (!si) {
-        si = flood_xcalloc(1, sizeof(*si));
-        si->s = s;
-        si->fd = fd;
-        curl_multi_assign(s->multi, fd, si);
-    } else {
-        event_del(&si->ev);
-    }
-    short kind = (short)(((what & CURL_POLL_IN) ? EV_READ : 0) |
-                         ((what & CURL_POLL_OUT) ? EV_WRITE : 0) | EV_PERSIST);
-    event_assign(&si->ev, s->base, fd, kind, on_socket, s);
-    event_add(&si->ev, NULL);
-    return 0;
-}
-
 /* ---- requests ------------------------------------------------------------------------ */
-
-static CURL *easy_get(struct sender_loop *s)
-{
-    if (s->n_pool)
-        return s->pool[--s->n_pool];
-    CURL *e = curl_easy_init();
-    if (!e) {
-        fprintf(stderr, "flood: out of memory (curl_easy_init)\n");
-        abort();
-    }
-    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
-    curl_easy_setopt(e, CURLOPT_POST, 1L);
-    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, s->o.timeout_ms);
-    curl_easy_setopt(e, CURLOPT_BUFFERSIZE, (long)CURL_BUFFER);
-    curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
-    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
-    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, NULL);
-    if (s->o.resolve)
-        curl_easy_setopt(e, CURLOPT_RESOLVE, s->o.resolve);
-    if (s->o.insecure) {
-        curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
-        curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
-    }
-    if (s->o.cacert)
-        curl_easy_setopt(e, CURLOPT_CAINFO, s->o.cacert);
-    return e;
-}
-
-static void easy_put(struct sender_loop *s, CURL *e)
-{
-    if (s->n_pool == s->cap_pool) {
-        s->cap_pool = s->cap_pool ? s->cap_pool * 2 : 256;
-        s->pool = flood_xrealloc(s->pool, s->cap_pool * sizeof(*s->pool));
-    }
-    s->pool[s->n_pool++] = e;
-}
-
-/* A write callback that drops the answer's body: only its status is measured. */
-static size_t discard(char *ptr, size_t size, size_t n, void *ud)
-{
-    (void)ptr;
-    (void)ud;
-    return size * n;
-}
 
 static void open_link(struct sender_loop *s, struct signer_req *r)
 {
@@ -188,125 +76,83 @@ static void open_unlink(struct sender_loop *s, struct signer_req *r)
     r->prev = r->next = NULL;
 }
 
-static int add_easy(struct sender_loop *s, struct signer_req *r)
+/* The outcome class of what the client saw. */
+static int outcome_of(const struct hc_result *res)
 {
-    CURL *e = r->easy;
-    /* --timeout covers the whole activity from its start: time spent queued behind busy
-     * connections (and a first knock) counts, as curl's own timeout counts its queue. */
-    long left = s->o.timeout_ms - (long)((rel_now(s) - r->start_ns) / 1000000);
-    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, left > 1 ? left : 1L);
-    curl_easy_setopt(e, CURLOPT_URL, r->url);
-    curl_easy_setopt(e, CURLOPT_POSTFIELDS, r->body);
-    curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, (long)r->body_len);
-    curl_easy_setopt(e, CURLOPT_HTTPHEADER, r->headers);
-    curl_easy_setopt(e, CURLOPT_PRIVATE, r);
-    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, discard);
-    return curl_multi_add_handle(s->multi, e) == CURLM_OK ? 0 : -1;
+    switch (res->outcome) {
+    case HC_OK:
+        return stats_classify_status(res->status);
+    case HC_TIMEOUT:
+        return OUT_TIMEOUT;
+    case HC_REFUSED:
+        return OUT_REFUSED;
+    case HC_RESET:
+        return OUT_RESET;
+    case HC_DNS:
+        return OUT_DNS;
+    case HC_TLS:
+        return OUT_TLS;
+    default:
+        return OUT_TRANSPORT;
+    }
 }
 
-/* The origin of a URL: everything before the path. Hand-written, not url_split: it runs
- * for every request sent and only groups requests by a prefix (the signer parsed the URL). */
-static struct origin *origin_of(struct sender_loop *s, const char *url)
-{
-    const char *p = strstr(url, "://");
-    p = p ? p + 3 : url;
-    size_t len = strcspn(p, "/?#") + (size_t)(p - url);
-    for (size_t i = 0; i < s->n_origins; i++)
-        if (s->origins[i]->len == len && !memcmp(s->origins[i]->key, url, len))
-            return s->origins[i];
-    s->origins = flood_xrealloc(s->origins, (s->n_origins + 1) * sizeof(*s->origins));
-    struct origin *o = flood_xcalloc(1, sizeof(*o));
-    s->origins[s->n_origins++] = o;
-    o->key = flood_xstrndup(url, len);
-    o->len = len;
-    return o;
-}
+static void begin_drain(struct sender_loop *s, long wait_ms);
 
-static void complete_now(struct sender_loop *s, struct signer_req *r, int outcome);
-
-/* Hand r to libcurl now, or queue it behind its origin's busy connections. */
-static void submit(struct sender_loop *s, struct signer_req *r)
+static void on_done(struct hc_req *q, const struct hc_result *res)
 {
-    struct origin *o = r->origin;
-    if (o->active >= s->o.connections) {
-        r->qnext = NULL;
-        if (o->qtail)
-            o->qtail->qnext = r;
-        else
-            o->qhead = r;
-        o->qtail = r;
+    struct signer_req *r = q->ud;
+    struct sender_loop *s = r->sender;
+    if (s->ending) { /* hc_cancel_all at the end: never finished */
+        stats_unfinished(s->stats, r->op, 1);
+        open_unlink(s, r);
+        s->inflight--;
+        signer_req_free(r);
         return;
     }
-    o->active++;
-    if (add_easy(s, r)) {
-        o->active--;
-        complete_now(s, r, OUT_TRANSPORT); /* curl refused the handle */
-    }
-}
-
-/* An origin's connection is free again: start the next queued request. Returns 1 when
- * one was handed to curl. */
-static int origin_release(struct sender_loop *s, struct origin *o)
-{
-    int started = 0;
-    o->active--;
-    while (o->qhead && o->active < s->o.connections) {
-        struct signer_req *r = o->qhead;
-        o->qhead = r->qnext;
-        if (!o->qhead)
-            o->qtail = NULL;
-        r->qnext = NULL;
-        submit(s, r);
-        started = 1;
-    }
-    return started;
-}
-
-static void complete_now(struct sender_loop *s, struct signer_req *r, int outcome)
-{
-    open_unlink(s, r);
-    s->inflight--;
     int64_t now = rel_now(s);
-    stats_tick(s->stats, now, s->inflight); /* the completion's second is the current one */
-    stats_done(s->stats, r->op, outcome, 0, r->bad, r->intended_ns, r->start_ns, now);
-    easy_put(s, r->easy);
-    signer_req_free(r);
-}
-
-/* Requests still queued behind their origin's busy connections when --timeout has passed
- * since their start end as timeouts, as they would have in curl's own queue: a target that
- * stops answering shows as timeouts, not as a pile of unfinished requests at the end. The
- * queues are in start order, so only their heads are looked at. */
-static void expire_queued(struct sender_loop *s, int64_t now)
-{
-    int64_t limit = (int64_t)s->o.timeout_ms * 1000000;
-    for (size_t i = 0; i < s->n_origins; i++) {
-        struct origin *o = s->origins[i];
-        while (o->qhead && now - o->qhead->start_ns >= limit) {
-            struct signer_req *r = o->qhead;
-            o->qhead = r->qnext;
-            if (!o->qhead)
-                o->qtail = NULL;
-            r->qnext = NULL;
-            complete_now(s, r, OUT_TIMEOUT);
+    if (res->outcome == HC_OK && (res->status == 400 || res->status == 401) && r->knocks == 1 &&
+        r->dialect != SIGNER_NONE && !s->signal && !s->failed) {
+        /* a second knock with the other dialect (Mastodon/Fedify do it on 400/401), within
+         * the same deadline: --timeout covers the whole activity */
+        struct flood_err e2;
+        if (signer_resign(s->signer, r, &e2) == 0) {
+            s->stats->op[r->op].c.second_knocks++;
+            q->head = r->head;
+            q->head_len = r->head_len;
+            q->body = r->body;
+            q->body_len = r->body_len;
+            hc_send(s->hc, q);
+            return;
         }
     }
+    int outcome = outcome_of(res);
+    int retry_after = (outcome == OUT_429 || outcome == OUT_503) && res->retry_after;
+    stats_tick(s->stats, now, s->inflight);
+    stats_done(s->stats, r->op, outcome, retry_after, r->bad, r->intended_ns, r->start_ns, now);
+    open_unlink(s, r);
+    s->inflight--;
+    signer_req_free(r);
     if (s->draining && s->inflight == 0)
         event_base_loopexit(s->base, NULL);
 }
 
 static void start(struct sender_loop *s, struct signer_req *r)
 {
-    r->easy = easy_get(s);
-    if (s->o.src_count) {
-        /* instance i sends from address A + i - 1 of the range (wrapping) */
-        uint32_t ip = s->o.src_base + (uint32_t)((r->instance - 1) % (int)s->o.src_count);
-        struct in_addr ia = {.s_addr = htonl(ip)};
-        char buf[64] = "host!";
-        inet_ntop(AF_INET, &ia, buf + 5, sizeof(buf) - 5);
-        curl_easy_setopt(r->easy, CURLOPT_INTERFACE, buf);
-    }
     r->start_ns = rel_now(s);
+    struct hc_req *q = &r->hc;
+    memset(q, 0, sizeof(*q));
+    q->url = r->url;
+    q->head = r->head;
+    q->head_len = r->head_len;
+    q->body = r->body;
+    q->body_len = r->body_len;
+    q->deadline_ns = s->mono0 + r->start_ns + (int64_t)s->o.timeout_ms * 1000000;
+    if (s->o.src_count) /* instance i sends from address A + i - 1 of the range (wrapping) */
+        q->src_ipv4 = s->o.src_base + (uint32_t)((r->instance - 1) % (int)s->o.src_count);
+    q->done = on_done;
+    q->ud = r;
+    r->sender = s;
     stats_sent(s->stats, r->op, r->intended_ns, r->start_ns);
     if (r->bad)
         s->stats->op[r->op].c.bad_sent[r->bad]++;
@@ -314,65 +160,7 @@ static void start(struct sender_loop *s, struct signer_req *r)
         probes_follow_sent(s->o.probes, r->n, (uint64_t)((s->mono0 + r->start_ns) / 1000));
     s->inflight++;
     open_link(s, r);
-    r->origin = origin_of(s, r->url);
-    submit(s, r);
-}
-
-static void begin_drain(struct sender_loop *s, long wait_ms);
-
-static void check_done(struct sender_loop *s)
-{
-    CURLMsg *m;
-    int left;
-    int readded = 0;
-again:
-    while ((m = curl_multi_info_read(s->multi, &left))) {
-        if (m->msg != CURLMSG_DONE)
-            continue;
-        CURL *e = m->easy_handle;
-        CURLcode res = m->data.result;
-        struct signer_req *r = NULL;
-        long status = 0, os_errno = 0;
-        curl_easy_getinfo(e, CURLINFO_PRIVATE, (char **)&r);
-        curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
-        curl_easy_getinfo(e, CURLINFO_OS_ERRNO, &os_errno);
-        curl_multi_remove_handle(s->multi, e);
-        int64_t now = rel_now(s);
-        int outcome = stats_classify((int)res, status, os_errno);
-        if (res == CURLE_OK && (status == 400 || status == 401) && r->knocks == 1 &&
-            r->dialect != SIGNER_NONE && !s->signal && !s->failed) {
-            /* a second knock with the other dialect (Mastodon/Fedify do it on 400/401) */
-            struct flood_err e2;
-            if (signer_resign(s->signer, r, &e2) == 0 && add_easy(s, r) == 0) {
-                s->stats->op[r->op].c.second_knocks++;
-                readded = 1;
-                continue;
-            }
-        }
-        int retry_after = 0;
-        if (outcome == OUT_429 || outcome == OUT_503) {
-            struct curl_header *h;
-            retry_after = curl_easy_header(e, "Retry-After", 0, CURLH_HEADER, -1, &h) == CURLHE_OK;
-        }
-        stats_tick(s->stats, now, s->inflight);
-        stats_done(s->stats, r->op, outcome, retry_after, r->bad, r->intended_ns, r->start_ns, now);
-        open_unlink(s, r);
-        s->inflight--;
-        struct origin *o = r->origin;
-        easy_put(s, e);
-        signer_req_free(r);
-        if (origin_release(s, o))
-            readded = 1;
-    }
-    if (readded) {
-        /* start what was handed to curl now; it may finish more at once */
-        int running;
-        readded = 0;
-        curl_multi_socket_action(s->multi, CURL_SOCKET_TIMEOUT, 0, &running);
-        goto again;
-    }
-    if (s->draining && s->inflight == 0)
-        event_base_loopexit(s->base, NULL);
+    hc_send(s->hc, q);
 }
 
 /* ---- the schedule -------------------------------------------------------------------- */
@@ -392,7 +180,6 @@ static void dispatch(struct sender_loop *s)
 {
     if (s->stopping || s->waiting)
         return;
-    int started = 0;
     int64_t now = rel_now(s);
     stats_tick(s->stats, now, s->inflight);
     while (s->next_t >= 0 && s->next_t <= now) {
@@ -415,17 +202,11 @@ static void dispatch(struct sender_loop *s)
             signer_req_free(r);
         } else {
             start(s, r);
-            started++;
         }
         s->next_seq++;
         s->next_t = sched_next(&s->sched);
         skip_others(s);
         now = rel_now(s);
-    }
-    if (started) {
-        int running;
-        curl_multi_socket_action(s->multi, CURL_SOCKET_TIMEOUT, 0, &running);
-        check_done(s);
     }
     if (s->next_t < 0 && s->o.steer && rel_now(s) < s->end_ns) {
         /* a steered schedule paused (or run dry): wait for a change or the end */
@@ -571,7 +352,6 @@ static void on_tick(evutil_socket_t fd, short kind, void *arg)
     (void)kind;
     struct sender_loop *s = arg;
     int64_t now = rel_now(s);
-    expire_queued(s, now);
     stats_tick(s->stats, now, s->inflight);
     if (s->steer_ev)
         sender_steer_state(s);
@@ -609,8 +389,8 @@ struct sender_loop *sender_loop_new(const struct sender_opts *o, const struct se
     s->sched = *sched;
     sched_rewind(&s->sched);
     struct event_config *ecfg = event_config_new();
-    /* precise timers (timerfd, not epoll's milliseconds); the changelist folds libcurl's
-     * frequent read/write interest changes into one epoll_ctl each */
+    /* precise timers (timerfd, not epoll's milliseconds); the changelist folds the
+     * connections' read/write interest changes into one epoll_ctl each */
     if (!ecfg ||
         event_config_set_flag(ecfg, EVENT_BASE_FLAG_PRECISE_TIMER |
                                         EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST) ||
@@ -622,20 +402,18 @@ struct sender_loop *sender_loop_new(const struct sender_opts *o, const struct se
         return NULL;
     }
     event_config_free(ecfg);
-    s->multi = curl_multi_init();
-    if (!s->multi) {
-        flood_err_set(err, FLOOD_EIO, "sender: cannot make a curl multi handle");
+    struct hc_opts ho = {
+        .connections = s->o.connections,
+        .insecure = s->o.insecure,
+        .cacert = s->o.cacert,
+        .resolve = s->o.resolve,
+        .n_resolve = s->o.n_resolve,
+    };
+    s->hc = hc_new(s->base, &ho, err);
+    if (!s->hc) {
         sender_loop_free(s);
         return NULL;
     }
-    curl_multi_setopt(s->multi, CURLMOPT_SOCKETFUNCTION, curl_socket_cb);
-    curl_multi_setopt(s->multi, CURLMOPT_SOCKETDATA, s);
-    curl_multi_setopt(s->multi, CURLMOPT_TIMERFUNCTION, curl_timer_cb);
-    curl_multi_setopt(s->multi, CURLMOPT_TIMERDATA, s);
-    curl_multi_setopt(s->multi, CURLMOPT_MAX_HOST_CONNECTIONS, s->o.connections);
-    curl_multi_setopt(s->multi, CURLMOPT_MAXCONNECTS, s->o.connections * 32);
-    curl_multi_setopt(s->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_NOTHING);
-    s->curl_timer = evtimer_new(s->base, on_curl_timer, s);
     s->dispatch_timer = evtimer_new(s->base, on_dispatch, s);
     s->tick_ev = evtimer_new(s->base, on_tick, s);
     s->drain_ev = evtimer_new(s->base, on_drain_end, s);
@@ -652,7 +430,7 @@ struct sender_loop *sender_loop_new(const struct sender_opts *o, const struct se
         s->sig_int = evsignal_new(s->base, SIGINT, on_signal, s);
         s->sig_term = evsignal_new(s->base, SIGTERM, on_signal, s);
     }
-    if (!s->curl_timer || !s->dispatch_timer || !s->tick_ev || !s->drain_ev || !s->wake_ev ||
+    if (!s->dispatch_timer || !s->tick_ev || !s->drain_ev || !s->wake_ev ||
         (cfg->threaded ? !s->ctl_ev : !s->sig_int || !s->sig_term) ||
         (s->o.steer && !cfg->threaded && !s->steer_ev)) {
         flood_err_set(err, FLOOD_EIO, "sender: cannot make libevent events");
@@ -700,16 +478,9 @@ int sender_loop_run(struct sender_loop *s, int64_t mono0_ns, struct sender_resul
     int64_t end = rel_now(s);
     if (!s->send_end_ns)
         s->send_end_ns = end;
-    /* what never finished: unfinished, per operation */
-    while (s->open) {
-        struct signer_req *r = s->open;
-        open_unlink(s, r);
-        curl_multi_remove_handle(s->multi, r->easy);
-        stats_unfinished(s->stats, r->op, 1);
-        s->inflight--;
-        easy_put(s, r->easy);
-        signer_req_free(r);
-    }
+    /* what never finished: unfinished, per operation (on_done counts them) */
+    s->ending = 1;
+    hc_cancel_all(s->hc);
     stats_tick(s->stats, (int64_t)(s->stats->cur_sec + 1) * 1000000000, s->inflight);
     if (s->o.live)
         fprintf(stderr, "\n");
@@ -750,25 +521,17 @@ void sender_loop_free(struct sender_loop *s)
 {
     if (!s)
         return;
-    while (s->open) {
+    if (s->hc) {
+        s->ending = 1;
+        hc_free(s->hc); /* cancels what is still open: on_done counts it unfinished */
+    }
+    while (s->open) { /* not handed to the client */
         struct signer_req *r = s->open;
         open_unlink(s, r);
-        curl_multi_remove_handle(s->multi, r->easy);
-        curl_easy_cleanup(r->easy);
         signer_req_free(r);
     }
-    for (size_t i = 0; i < s->n_pool; i++)
-        curl_easy_cleanup(s->pool[i]);
-    free(s->pool);
-    for (size_t i = 0; i < s->n_origins; i++) {
-        free(s->origins[i]->key);
-        free(s->origins[i]);
-    }
-    free(s->origins);
-    if (s->multi)
-        curl_multi_cleanup(s->multi);
-    struct event *evs[] = {s->curl_timer, s->dispatch_timer, s->tick_ev,  s->drain_ev, s->wake_ev,
-                           s->sig_int,    s->sig_term,       s->steer_ev, s->ctl_ev};
+    struct event *evs[] = {s->dispatch_timer, s->tick_ev,  s->drain_ev, s->wake_ev,
+                           s->sig_int,        s->sig_term, s->steer_ev, s->ctl_ev};
     for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++)
         if (evs[i])
             event_free(evs[i]);

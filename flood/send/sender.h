@@ -1,12 +1,11 @@
-/* flood/send/sender.h: the open-loop sender. libcurl's multi interface on one libevent base
- * (the socket and timer callbacks of curl's multi-event example); a precise timer fires at
- * each request's intended time and starts it whatever happened to the earlier ones. The
- * requests come ready-signed from the signer's look-ahead ring; beyond --max-inflight a
+/* flood/send/sender.h: the open-loop sender. flood's own HTTP/1.1 client (hclient.h) on one
+ * libevent base; a precise timer fires at each request's intended time and starts it
+ * whatever happened to the earlier ones. The requests come ready-signed from the signer's look-ahead ring; beyond --max-inflight a
  * request is shed and counted. Everything the sender measures goes into a struct stats
  * owned by the caller.
  *
  * --loops N (sender_loops.c): N such event loops, share-nothing as wrk's threads, each on
- * a thread of its own with its own base, curl multi, connections, timers and struct stats.
+ * a thread of its own with its own base, HTTP client, connections, timers and struct stats.
  * Activity seq (the run's number n, unless sharded) goes to loop seq mod N: every loop walks
  * the whole schedule and sends only its own, so a seeded run sends the same activities at
  * the same intended times whatever N is. --connections and --max-inflight are the run's
@@ -21,7 +20,6 @@
 #ifndef FLOOD_SENDER_H
 #define FLOOD_SENDER_H
 
-#include <curl/curl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdint.h>
@@ -37,7 +35,8 @@ struct sender_opts {
     uint64_t max_inflight;      /* --max-inflight, default 10000 (all loops together) */
     long timeout_ms;            /* --timeout, per request */
     long connections;           /* --connections per target origin (all loops together) */
-    struct curl_slist *resolve; /* --resolve HOST:PORT:ADDR entries (borrowed) */
+    const char *const *resolve; /* --resolve HOST:PORT:ADDR entries (borrowed) */
+    size_t n_resolve;
     int insecure;               /* --insecure */
     const char *cacert;         /* --cacert FILE or NULL */
     uint32_t src_base;          /* --source-ips A-B: A in host order, 0 for none */

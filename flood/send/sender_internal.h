@@ -9,25 +9,8 @@
 #include <stdatomic.h>
 #include <time.h>
 
+#include "flood/send/hclient.h"
 #include "flood/send/sender.h"
-
-struct sockinfo {
-    struct sender_loop *s;
-    curl_socket_t fd;
-    struct event ev;
-};
-
-/* A target origin (scheme://host:port): at most --connections of its requests are handed
- * to libcurl at a time, the rest wait here in order. libcurl 7.88 keeps requests over
- * CURLMOPT_MAX_HOST_CONNECTIONS in a pending list that every curl_multi_remove_handle
- * walks, so a backlog there makes each completion cost O(backlog) and the sender
- * collapse under its own queue. */
-struct origin {
-    char *key;
-    size_t len;
-    long active;
-    struct signer_req *qhead, *qtail;
-};
 
 /* Which loop of how many; threaded: one of several, on a thread of its own (no signal
  * events: sender_loop_signal forwards them; no tick, live line or steering: sender_loops.c
@@ -44,8 +27,8 @@ struct sender_loop {
     struct stats *stats;
     struct sched sched;
     struct event_base *base;
-    CURLM *multi;
-    struct event *curl_timer, *dispatch_timer, *wake_ev, *tick_ev, *drain_ev;
+    struct hc_client *hc;
+    struct event *dispatch_timer, *wake_ev, *tick_ev, *drain_ev;
     struct event *sig_int, *sig_term, *steer_ev, *ctl_ev;
     int ctl_fd;         /* threaded: an eventfd counting the signals forwarded */
     atomic_int ctl_sig; /* the last one */
@@ -56,6 +39,7 @@ struct sender_loop {
     int waiting;    /* the next request was not ready at its time */
     int stopping;   /* no more sends: schedule over, a signal, or a failure */
     int draining;
+    int ending; /* the loop is over: requests the client still holds end unfinished */
     int failed;
     struct flood_err fail_err;
     int signal;
@@ -66,11 +50,7 @@ struct sender_loop {
     void (*interrupt)(struct sender_loop *s, int sig);
 
     uint64_t inflight;
-    struct signer_req *open; /* requests in flight (queued at their origin or in curl) */
-    struct origin **origins;
-    size_t n_origins;
-    CURL **pool; /* idle easy handles */
-    size_t n_pool, cap_pool;
+    struct signer_req *open; /* requests in flight (queued at their origin or on a connection) */
     char live_prev[32];
 };
 

@@ -110,7 +110,7 @@ void signer_req_free(struct signer_req *r)
     if (r->signed_body != r->body)
         free(r->signed_body);
     free(r->body);
-    curl_slist_free_all(r->headers);
+    free(r->head);
     free(r);
 }
 
@@ -163,39 +163,50 @@ static int signer_url_split(const char *url, struct signer_url *u, struct flood_
     return 0;
 }
 
-static struct curl_slist *slist_add(struct curl_slist *l, const char *line)
+/* The header block being made: lines "Name: value\r\n", one allocation grown as needed. */
+struct head_buf {
+    char *p;
+    size_t len, cap;
+};
+
+static void head_add(struct head_buf *h, const char *line)
 {
-    struct curl_slist *n = curl_slist_append(l, line);
-    if (!n) {
-        fprintf(stderr, "flood: out of memory\n");
-        abort();
+    size_t n = strlen(line);
+    if (h->len + n + 3 > h->cap) {
+        h->cap = (h->len + n + 3) * 2 > 1024 ? (h->len + n + 3) * 2 : 1024;
+        h->p = flood_xrealloc(h->p, h->cap);
     }
-    return n;
+    memcpy(h->p + h->len, line, n);
+    h->len += n;
+    h->p[h->len++] = '\r';
+    h->p[h->len++] = '\n';
+    h->p[h->len] = '\0';
 }
 
 /* (Re)make r's headers for dialect d (or SIGNER_NONE). */
 static int sign_headers(struct signer *s, struct signer_req *r, int d, struct signer_url *u,
                         struct flood_err *err)
 {
-    curl_slist_free_all(r->headers);
-    r->headers = NULL;
+    free(r->head);
+    r->head = NULL;
+    r->head_len = 0;
     r->dialect = d;
     time_t now = (time_t)((s->wall0_ns + r->intended_ns) / 1000000000);
-    struct curl_slist *l = NULL;
-    l = slist_add(l, CT_HEADER);
-    l = slist_add(l, "Accept: application/activity+json");
-    l = slist_add(l, s->ua_header);
-    l = slist_add(l, "Expect:"); /* no 100-continue round trip on bodies over 1 KiB */
+    struct head_buf l = {0};
+    head_add(&l, CT_HEADER);
+    head_add(&l, "Accept: application/activity+json");
+    head_add(&l, s->ua_header);
     if (d == SIGNER_NONE) {
         char date[32], line[48];
         sign_http_date(now, date);
         snprintf(line, sizeof(line), "Date: %s", date);
-        l = slist_add(l, line);
-        r->headers = l;
+        head_add(&l, line);
+        r->head = l.p;
+        r->head_len = l.len;
         return 0;
     }
     if (signer_url_split(r->url, u, err)) {
-        curl_slist_free_all(l);
+        free(l.p);
         return -1;
     }
     char key_id[WF_URL_MAX];
@@ -223,17 +234,18 @@ static int sign_headers(struct signer *s, struct signer_req *r, int d, struct si
     if (!p.key) {
         flood_err_set(err, FLOOD_EINVAL, "signer: no key for actor %d of instance %d", r->actor,
                       r->instance);
-        curl_slist_free_all(l);
+        free(l.p);
         return -1;
     }
     if (sign_request(&p, &msg, &out, err)) {
-        curl_slist_free_all(l);
+        free(l.p);
         return -1;
     }
     for (size_t i = 0; i < out.n; i++)
-        l = slist_add(l, out.lines[i]);
+        head_add(&l, out.lines[i]);
     sign_out_free(&out);
-    r->headers = l;
+    r->head = l.p;
+    r->head_len = l.len;
     return 0;
 }
 

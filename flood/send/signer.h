@@ -13,12 +13,12 @@
 #ifndef FLOOD_SIGNER_H
 #define FLOOD_SIGNER_H
 
-#include <curl/curl.h>
 #include <stdint.h>
 #include <time.h>
 
 #include "flood/crowd/crowd.h"
 #include "sign/err.h"
+#include "flood/send/hclient.h"
 #include "flood/send/sched.h"
 #include "flood/send/workload.h"
 
@@ -44,6 +44,8 @@ int signer_parse_dialects(const char *s, struct signer_opts *o, struct flood_err
 /* Parse --bad-signatures: "5%", "5" or "0.5%": the share into o->bad_share. */
 int signer_parse_bad(const char *s, struct signer_opts *o, struct flood_err *err) FLOOD_WUR;
 
+struct sender_loop;
+
 /* One request, ready to send. Owned by whoever took it (signer_req_free). */
 struct signer_req {
     uint64_t seq;        /* the sender's order (0, 1, ...: the ring's), a shard's own count */
@@ -57,16 +59,16 @@ struct signer_req {
     size_t body_len;
     char *signed_body; /* what the digest covers (differs only for BAD_DIGEST), or NULL */
     size_t signed_len;
-    struct curl_slist *headers;
+    char *head;      /* the header lines, "Name: value\r\n" each (no Host, no Content-Length) */
+    size_t head_len;
     int dialect; /* SIGNER_NONE or the sign_dialect used */
     int bad;     /* enum stats_bad */
     int knocks;  /* 1, 2 after a second knock */
     /* the sender's bookkeeping */
     int64_t start_ns;
-    void *easy;
+    struct hc_req hc; /* the request as the HTTP client carries it */
     struct signer_req *prev, *next; /* the sender's list of requests in flight */
-    struct signer_req *qnext;       /* the sender's queue of its origin */
-    void *origin;                   /* the sender's origin record */
+    struct sender_loop *sender;     /* the sender loop carrying it */
 };
 
 void signer_req_free(struct signer_req *r);

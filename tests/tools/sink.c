@@ -1,12 +1,26 @@
 /* tests/tools/sink.c: a tiny loopback HTTP/1.1 sink for flood's sender tests and benchmarks.
  * One thread, epoll, keep-alive. Every request is read whole (Content-Length bodies) and
  * answered with a fixed status, or never answered (--mode hang), or its connection closed
- * with no answer (--mode close). It counts requests, and POST bodies by activity type
+ * with no answer (--mode close), or answered in a way that tests a client's HTTP/1.1
+ * (the other modes, below). It counts requests, and POST bodies by activity type
  * (the outermost of Undo, Create, Like, Follow found in the body), and the distinct client
  * addresses it accepted connections from, independently of flood.
  *
- *   sink [--listen ADDR] [--port N] [--status S] [--retry-after SEC] [--mode answer|hang|close]
- *        [--exit-after SEC] [--stats FILE] [--dump FILE] [--per-second FILE]
+ *   sink [--listen ADDR] [--port N] [--status S] [--retry-after SEC] [--mode MODE]
+ *        [--every N] [--exit-after SEC] [--stats FILE] [--dump FILE] [--per-second FILE]
+ *
+ * Modes that misbehave on purpose (each answer carries the --status unless said):
+ *   close-after   every Nth request of a connection (--every N) answered with
+ *                 Connection: close, then the connection closed
+ *   drop-after    every Nth request of a connection read and never answered: the connection
+ *                 closed silently (a keep-alive connection lost under a request)
+ *   chunked       the answer's body in chunks (Transfer-Encoding: chunked)
+ *   continue      "100 Continue" (and a 103) before the final answer
+ *   trickle       the answer written one byte at a time, 0.2 ms apart
+ *   reset         half an answer, then a reset (SO_LINGER 0)
+ *   garbage       an answer that is not HTTP
+ *   http10        an HTTP/1.0 answer, then the connection closed
+ *   eof-body      a body delimited by the connection's close (no length)
  *
  * Prints "port N" on stdout once listening. On SIGTERM/SIGINT or --exit-after, writes the
  * counts ("requests N", "create N", ...) to --stats FILE (or stdout) and exits 0. --dump
@@ -28,14 +42,34 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/timerfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #define BUF_MAX (2 * 1024 * 1024)
 
-enum mode { MODE_ANSWER, MODE_HANG, MODE_CLOSE };
+enum mode {
+    MODE_ANSWER,
+    MODE_HANG,
+    MODE_CLOSE,
+    MODE_CLOSE_AFTER,
+    MODE_DROP_AFTER,
+    MODE_CHUNKED,
+    MODE_CONTINUE,
+    MODE_TRICKLE,
+    MODE_RESET,
+    MODE_GARBAGE,
+    MODE_HTTP10,
+    MODE_EOF_BODY,
+};
+
+static const char *const mode_names[] = {
+    "answer",   "hang",    "close", "close-after", "drop-after", "chunked",
+    "continue", "trickle", "reset", "garbage",     "http10",     "eof-body",
+};
 
 struct conn {
     int fd;
+    unsigned long served; /* requests read on this connection */
     char *buf;
     size_t len, cap;
 };
@@ -46,6 +80,7 @@ static unsigned long long n_requests, n_create, n_like, n_follow, n_undo, n_othe
 static int status = 202;
 static long retry_after = -1;
 static enum mode mode = MODE_ANSWER;
+static unsigned long every = 2; /* --every N */
 static char answer[256];
 static const char *dump_path; /* --dump FILE: the first POST, head and body, written there */
 static size_t answer_len;
@@ -103,6 +138,82 @@ static void conn_close(int ep, struct conn *c)
     free(c);
 }
 
+/* Write it all (blocking on a full buffer is not done: a client not reading is dropped). */
+static int write_all(int fd, const char *p, size_t n)
+{
+    size_t off = 0;
+    while (off < n) {
+        ssize_t w = write(fd, p + off, n - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        off += (size_t)w;
+    }
+    return 0;
+}
+
+/* The misbehaving modes' answer to the request just read: 0 when the plain answer is to
+ * be written, 1 when answered here (the connection stays), -1 when it must close now. */
+static int misbehave(struct conn *c)
+{
+    char buf[512];
+    int n;
+    switch (mode) {
+    case MODE_CLOSE_AFTER:
+        if (c->served % every)
+            return 0;
+        n = snprintf(buf, sizeof(buf),
+                     "HTTP/1.1 %d %s\r\nContent-Length: 0\r\nConnection: close\r\n\r\n", status,
+                     reason(status));
+        write_all(c->fd, buf, (size_t)n);
+        return -1;
+    case MODE_CHUNKED:
+        n = snprintf(buf, sizeof(buf), "HTTP/1.1 %d %s\r\n", status, reason(status));
+        if (retry_after >= 0)
+            n += snprintf(buf + n, sizeof(buf) - (size_t)n, "retry-after: %ld\r\n", retry_after);
+        n += snprintf(buf + n, sizeof(buf) - (size_t)n,
+                      "Transfer-Encoding: chunked\r\n\r\n"
+                      "5\r\nhello\r\n7; ext=1\r\n, world\r\n0\r\nX-Trailer: 1\r\n\r\n");
+        return write_all(c->fd, buf, (size_t)n) ? -1 : 1;
+    case MODE_CONTINUE:
+        n = snprintf(buf, sizeof(buf),
+                     "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n");
+        return write_all(c->fd, buf, (size_t)n) ? -1 : 0;
+    case MODE_TRICKLE:
+        for (size_t i = 0; i < answer_len; i++) {
+            if (write_all(c->fd, answer + i, 1))
+                return -1;
+            struct timespec ts = {0, 200000};
+            nanosleep(&ts, NULL);
+        }
+        return 1;
+    case MODE_RESET: {
+        write_all(c->fd, answer, answer_len / 2);
+        struct linger lg = {.l_onoff = 1, .l_linger = 0};
+        setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+        return -1;
+    }
+    case MODE_GARBAGE:
+        n = snprintf(buf, sizeof(buf), "SSH-2.0-OpenSSH_9.2\r\n\r\n");
+        write_all(c->fd, buf, (size_t)n);
+        return -1;
+    case MODE_HTTP10:
+        n = snprintf(buf, sizeof(buf), "HTTP/1.0 %d %s\r\nContent-Length: 2\r\n\r\nok", status,
+                     reason(status));
+        write_all(c->fd, buf, (size_t)n);
+        return -1;
+    case MODE_EOF_BODY:
+        n = snprintf(buf, sizeof(buf),
+                     "HTTP/1.1 %d %s\r\nConnection: close\r\n\r\nthe body ends here", status,
+                     reason(status));
+        write_all(c->fd, buf, (size_t)n);
+        return -1;
+    default:
+        return 0;
+    }
+}
+
 /* Handle every whole request in c's buffer. Returns -1 when the connection must close. */
 static int handle(struct conn *c)
 {
@@ -136,19 +247,18 @@ static int handle(struct conn *c)
         }
         memmove(c->buf, c->buf + head + body, c->len - head - body);
         c->len -= head + body;
+        c->served++;
         if (mode == MODE_CLOSE)
             return -1;
         if (mode == MODE_HANG)
             continue;
-        size_t off = 0;
-        while (off < answer_len) {
-            ssize_t w = write(c->fd, answer + off, answer_len - off);
-            if (w < 0 && errno == EINTR)
-                continue;
-            if (w <= 0)
-                return -1; /* a full socket buffer: the client is not reading; drop it */
-            off += (size_t)w;
-        }
+        if (mode == MODE_DROP_AFTER && c->served % every == 0)
+            return -1;
+        int r = misbehave(c);
+        if (r)
+            return r < 0 ? -1 : 0;
+        if (write_all(c->fd, answer, answer_len))
+            return -1;
     }
 }
 
@@ -170,7 +280,7 @@ static void write_stats(const char *path)
 static void usage(void)
 {
     fprintf(stderr, "usage: sink [--listen ADDR] [--port N] [--status S] [--retry-after SEC]\n"
-                    "            [--mode answer|hang|close] [--exit-after SEC] [--stats FILE]\n"
+                    "            [--mode MODE] [--every N] [--exit-after SEC] [--stats FILE]\n"
                     "            [--dump FILE] [--per-second FILE]\n");
     exit(2);
 }
@@ -203,13 +313,15 @@ int main(int argc, char **argv)
             if (!per_second)
                 usage();
         } else if (!strcmp(a, "--mode")) {
-            if (!strcmp(v, "answer"))
-                mode = MODE_ANSWER;
-            else if (!strcmp(v, "hang"))
-                mode = MODE_HANG;
-            else if (!strcmp(v, "close"))
-                mode = MODE_CLOSE;
-            else
+            size_t m = 0, nm = sizeof(mode_names) / sizeof(mode_names[0]);
+            while (m < nm && strcmp(v, mode_names[m]))
+                m++;
+            if (m == nm)
+                usage();
+            mode = (enum mode)m;
+        } else if (!strcmp(a, "--every")) {
+            every = strtoul(v, NULL, 10);
+            if (every < 1)
                 usage();
         } else
             usage();
