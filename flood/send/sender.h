@@ -88,7 +88,7 @@ struct sender;
 
 /* A new sender of o->loops loops over the signer (borrowed; made with as many consumers)
  * walking its own copies of sched, recording into stats (borrowed). NULL and err (libevent
- * or libcurl refused, or the options do not fit the loops). */
+ * or the HTTP client refused, or the options do not fit the loops). */
 struct sender *sender_new(const struct sender_opts *o, struct signer *signer,
                           const struct sched *sched, struct stats *stats,
                           struct flood_err *err) FLOOD_WUR;
