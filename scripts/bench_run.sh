@@ -3,15 +3,19 @@
 # side in one run on this machine, printed as figures and ratios:
 #   1. the HTTP path: nginx answering 202 on /inbox pinned to one core, the generator on
 #      another; wrk's closed-loop POST rate with flood's own body and headers is the
-#      reference; flood's highest sustained open-loop rate with --sign none (at least 99%
-#      of offered answered, dispatch lag p99 at most 1 ms), found by stepping rates;
+#      reference; flood's highest sustained open-loop rate with --sign none and one loop
+#      (at least 99% of offered answered, dispatch lag p99 at most 1 ms), found by stepping
+#      rates, and its requests per CPU-second against wrk's (both processes' user+system);
+#      the same over https (nginx with TLS, wrk over https);
+#   1b. loops: requests per CPU-second with --loops 2 against --loops 1 at one rate,
+#      alternated;
 #   2. the signed path: flood's highest sustained rate with a fresh RSA-2048 signature on
 #      every request and S signer threads, against S x `openssl speed rsa2048` sign/s;
 #   3. pacing: 5000/s for 20 s unsigned and 600/s with RSA-2048 (plain posts, and the
 #      realistic mix of every kind with --content default): every whole second's sends
 #      within 0.5% of the rate, dispatch lag p99 at most 1 ms;
 #   4. memory: resident size with 10,000 requests in flight (a sink that never answers).
-# About five minutes. Needs nginx (nginx-light), wrk, taskset, jq, openssl.
+# About seven minutes. Needs nginx (nginx-light), wrk, taskset, jq, openssl.
 #
 #   scripts/bench_run.sh [--quick]      (--quick: shorter steps, for a smoke run)
 set -u
@@ -79,7 +83,10 @@ echo "bench: this machine's own wakeup lateness (5 ms sleeps on the generator's 
 
 # ---- nginx: 202 on /inbox, one worker, pinned ------------------------------------------
 NPORT=$(free_port)
+TPORT=$(free_port)
 mkdir -p "$TMP/nginx"
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj /CN=127.0.0.1 \
+    -keyout "$TMP/nginx/key.pem" -out "$TMP/nginx/cert.pem" >/dev/null 2>&1
 cat >"$TMP/nginx/nginx.conf" <<EOF
 worker_processes 1;
 daemon off;
@@ -99,6 +106,14 @@ http {
         location = /inbox { return 202; }
         location / { return 404; }
     }
+    server {
+        listen 127.0.0.1:$TPORT ssl;
+        ssl_certificate $TMP/nginx/cert.pem;
+        ssl_certificate_key $TMP/nginx/key.pem;
+        ssl_session_cache shared:S:1m;
+        location = /inbox { return 202; }
+        location / { return 404; }
+    }
 }
 EOF
 taskset -c "$SRV_CPU" "$NGINX" -c "$TMP/nginx/nginx.conf" -p "$TMP/nginx" \
@@ -109,6 +124,7 @@ for _ in $(seq 1 100); do
     sleep 0.05
 done
 INBOX="http://127.0.0.1:$NPORT/inbox"
+TINBOX="https://127.0.0.1:$TPORT/inbox"
 
 common=(--listen 127.0.0.1:0 --state "$STATE" --instances 2 --actors 3 --key-pool 1
     --mix create=1 --quiet --connections 64)
@@ -161,35 +177,76 @@ open(sys.argv[2], 'w').write('\n'.join(out) + '\n')
 EOF
 wrk_s=5
 [ "$quick" = 1 ] && wrk_s=3
-taskset -c "$GEN_CPU" wrk -t "$gen_cores" -c 64 -d "${wrk_s}s" -s "$TMP/post.lua" "$INBOX" \
-    >"$TMP/wrk.out" 2>&1
-wrk_rps=$(awk '/^Requests\/sec/ {print $2}' "$TMP/wrk.out")
-wrk_non2xx=$(awk '/Non-2xx/ {print $NF}' "$TMP/wrk.out")
-echo "bench: wrk closed loop, 64 connections, $(wc -c <"$TMP/body.json") byte body: ${wrk_rps} req/s${wrk_non2xx:+ (non-2xx: $wrk_non2xx)}"
+# wrk_run URL NAME: wrk closed loop on the generator's cores; req/s and its CPU seconds
+wrk_run() {
+    taskset -c "$GEN_CPU" /usr/bin/time -f 'cpu %U %S' -o "$TMP/$2.time" \
+        wrk -t "$gen_cores" -c 64 -d "${wrk_s}s" -s "$TMP/post.lua" "$1" >"$TMP/$2.out" 2>&1
+    local rps req cpu
+    rps=$(awk '/^Requests\/sec/ {print $2}' "$TMP/$2.out")
+    req=$(awk '/requests in/ {print $1}' "$TMP/$2.out")
+    cpu=$(awk '/^cpu/ {print $2 + $3}' "$TMP/$2.time")
+    echo "$rps $(awk -v r="$req" -v c="$cpu" 'BEGIN { printf "%d", (c > 0 ? r / c : 0) }')"
+}
+# per_cpu NAME: flood's requests answered per CPU-second of the whole process
+per_cpu() {
+    jq -r '(.totals.completed / (.generator.cpu_s + 1e-9)) | floor' "$TMP/$1/run.json" 2>/dev/null
+}
 
-best=0
-mbest=0
-for rate in 1000 2000 3000 5000 7500 10000 15000 20000 30000 40000 50000; do
-    run_flood "none-$rate" --inbox "$INBOX" --rate "$rate" --duration "${step_s}s" --sign none \
-        --timeout 5s
-    lag=$(j "none-$rate" '.totals.dispatch_lag_ms.p99')
-    ok=$(j "none-$rate" '.totals.outcomes["202"]')
-    cpu=$(j "none-$rate" '.generator.loop_cpu_share')
-    verdict="not sustained"
-    if sustained "none-$rate" "$rate" 1.0; then
-        verdict="sustained"
-        best=$rate
-    fi
-    if sustained "none-$rate" "$rate" "$LAG_MACHINE"; then
-        mbest=$rate
-        [ "$best" = "$rate" ] || verdict="sustained within the machine's lateness ($LAG_MACHINE ms)"
-    fi
-    echo "bench:   --sign none at $rate/s: $verdict ($ok of $((rate * step_s)) answered, lag p99 $lag ms, event loop $(printf '%.2f' "$cpu") of a core)"
-    [ "$mbest" = "$rate" ] || break
+# http_path LABEL URL: wrk's rate and flood's highest sustained --sign none rate, one loop
+http_path() {
+    local label=$1 url=$2 w wrk_rps wrk_pc
+    w=$(wrk_run "$url" "wrk-$label")
+    wrk_rps=${w% *}
+    wrk_pc=${w#* }
+    echo "bench: $label: wrk closed loop, 64 connections, $(wc -c <"$TMP/body.json") byte body: ${wrk_rps} req/s, $wrk_pc req per CPU-second"
+    local best=0 mbest=0 best_pc=0 limit=""
+    for rate in 1000 2000 3000 5000 7500 10000 15000 20000 30000 40000 50000 60000 80000; do
+        run_flood "$label-$rate" --inbox "$url" --rate "$rate" --duration "${step_s}s" \
+            --sign none --timeout 5s --loops 1 --insecure
+        local lag ok cpu pc verdict="not sustained"
+        lag=$(j "$label-$rate" '.totals.dispatch_lag_ms.p99')
+        ok=$(j "$label-$rate" '.totals.outcomes["202"]')
+        cpu=$(j "$label-$rate" '.generator.loop_cpu_share')
+        pc=$(per_cpu "$label-$rate")
+        if sustained "$label-$rate" "$rate" 1.0; then
+            verdict="sustained"
+            best=$rate best_pc=$pc
+        fi
+        if sustained "$label-$rate" "$rate" "$LAG_MACHINE"; then
+            mbest=$rate
+            [ "$best" = "$rate" ] || verdict="sustained within the machine's lateness ($LAG_MACHINE ms)"
+        fi
+        echo "bench:   $label --sign none at $rate/s: $verdict ($ok of $((rate * step_s)) answered, lag p99 $lag ms, event loop $(printf '%.2f' "$cpu") of a core, $pc req per CPU-second)"
+        if [ "$mbest" != "$rate" ]; then
+            limit="at $rate/s: event loop $(printf '%.2f' "$cpu") of a core, lag p99 $lag ms, $ok of $((rate * step_s)) answered"
+            break
+        fi
+    done
+    local ratio pratio
+    ratio=$(awk -v a="$best" -v b="$wrk_rps" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
+    pratio=$(awk -v a="$best_pc" -v b="$wrk_pc" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
+    echo "bench: $label path: flood --sign none, one loop, sustains $best/s (lag p99 <= 1 ms; $mbest/s within $LAG_MACHINE ms), wrk $wrk_rps/s: ratio $ratio (aim >= 0.5); requests per CPU-second $best_pc against wrk's $wrk_pc: ratio $pratio (aim >= 0.5); the limit: ${limit:-not reached}"
+    eval "${label}_best=$best ${label}_wrk=$wrk_rps ${label}_ratio=$ratio ${label}_cpu_ratio=$pratio"
+}
+http_path http "$INBOX"
+http_path https "$TINBOX"
+best=$http_best
+
+# ---- 1b. loops: requests per CPU-second, 2 loops against 1 -----------------------------
+lrate=$(awk -v b="$best" 'BEGIN { r = int(b * 0.6 / 1000) * 1000; print (r < 2000 ? 2000 : r) }')
+l1=0 l2=0
+for round in 1 2; do
+    for n in 1 2; do
+        run_flood "loops$n-$round" --inbox "$INBOX" --rate "$lrate" --duration "${step_s}s" \
+            --sign none --timeout 5s --loops "$n"
+        pc=$(per_cpu "loops$n-$round")
+        echo "bench:   --loops $n at $lrate/s, round $round: $pc req per CPU-second ($(j "loops$n-$round" '.totals.outcomes["202"]') answered, busiest loop $(printf '%.2f' "$(j "loops$n-$round" '.generator.loop_cpu_share')") of a core)"
+        [ "$n" = 1 ] && l1=$((l1 + pc))
+        [ "$n" = 2 ] && l2=$((l2 + pc))
+    done
 done
-ratio=$(awk -v a="$best" -v b="$wrk_rps" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
-mratio=$(awk -v a="$mbest" -v b="$wrk_rps" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
-echo "bench: HTTP path: flood --sign none sustains $best/s (lag p99 <= 1 ms) and $mbest/s (<= $LAG_MACHINE ms), wrk $wrk_rps/s: ratio $ratio, $mratio within the machine's lateness (aim >= 0.5)"
+lratio=$(awk -v a="$l2" -v b="$l1" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
+echo "bench: loops: requests per CPU-second with 2 loops against 1 at $lrate/s (sum of 2 rounds): ratio $lratio (aim: within 10%, >= 0.90)"
 
 # ---- 2. the signed path ----------------------------------------------------------------
 ossl=$(taskset -c "${GEN_CPU%%-*}" openssl speed -seconds 2 rsa2048 2>/dev/null |
@@ -274,4 +331,4 @@ wait "$FPID" 2>/dev/null
 kill "$HPID" 2>/dev/null
 inflight=$(jq -r '[.series[].in_flight] | max' "$TMP/rss/run.json" 2>/dev/null)
 echo "bench: memory: resident $((peak / 1024)) MB with up to $inflight requests in flight (aim: 10000 under 200 MB)"
-echo "bench: figures: machine_wakeup_p99_ms=$base_p99 wrk=$wrk_rps none_max=$best none_max_machine=$mbest ratio=$ratio ratio_machine=$mratio signed_max=$sbest signed_max_machine=$smbest openssl_x_S=$cap signed_ratio=$sratio signed_ratio_machine=$smratio rss_mb=$((peak / 1024))"
+echo "bench: figures: machine_wakeup_p99_ms=$base_p99 wrk=$http_wrk none_max=$http_best ratio=$http_ratio cpu_ratio=$http_cpu_ratio wrk_https=$https_wrk https_max=$https_best https_ratio=$https_ratio https_cpu_ratio=$https_cpu_ratio loops_ratio=$lratio signed_max=$sbest signed_max_machine=$smbest openssl_x_S=$cap signed_ratio=$sratio signed_ratio_machine=$smratio rss_mb=$((peak / 1024))"
