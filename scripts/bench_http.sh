@@ -15,6 +15,7 @@
 #   scripts/bench_http.sh --syscalls   system calls per request of each (strace -c -f)
 #   scripts/bench_http.sh --perf       where each spends its CPU: perf's shares by library
 #                                      and its hottest functions
+# KEEP_TMP=1 keeps the run's directory (nginx's configuration, the wrk script, outputs).
 set -u
 cd "$(dirname "$0")/.." || exit 1
 GEN=${BENCH_HTTP:-${FLOOD_BUILD:-$PWD/build}/tools/bench_http}
@@ -233,7 +234,7 @@ fi
 
 # ---- libcurl's tunings, one by one, against flood's setup --------------------------------
 if [ "$mode" = tunings ]; then
-    list="- nochangelist noprecise bufdefault notimeout keepopts nokick nonodelay maxtotal expect keepopts,notimeout"
+    list="- nochangelist noprecise bufdefault notimeout keepopts nokick nonodelay maxtotal keepopts,notimeout"
     for r in $(seq 1 "$rounds"); do
         for t in $list; do
             tt=$t

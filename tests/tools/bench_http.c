@@ -235,6 +235,7 @@ struct csock {
 };
 static CURLM *multi;
 static struct event *curl_timer;
+static uint64_t curl_timer_calls, curl_socket_calls, curl_actions; /* per request, printed */
 static struct curl_slist *curl_hdrs;
 
 static void curl_check(struct run *r);
@@ -242,6 +243,7 @@ static void curl_check(struct run *r);
 static void curl_on_socket(evutil_socket_t fd, short kind, void *arg)
 {
     int running;
+    curl_actions++;
     curl_multi_socket_action(multi, fd,
                              ((kind & EV_READ) ? CURL_CSELECT_IN : 0) |
                                  ((kind & EV_WRITE) ? CURL_CSELECT_OUT : 0),
@@ -254,6 +256,7 @@ static void curl_on_timer(evutil_socket_t fd, short kind, void *arg)
     (void)fd;
     (void)kind;
     int running;
+    curl_actions++;
     curl_multi_socket_action(multi, CURL_SOCKET_TIMEOUT, 0, &running);
     curl_check(arg);
 }
@@ -262,6 +265,7 @@ static int curl_timer_cb(CURLM *m, long timeout_ms, void *ud)
 {
     (void)m;
     (void)ud;
+    curl_timer_calls++;
     if (timeout_ms < 0) {
         evtimer_del(curl_timer);
         return 0;
@@ -276,6 +280,7 @@ static int curl_socket_cb(CURL *e, curl_socket_t fd, int what, void *ud, void *s
     (void)e;
     struct run *r = ud;
     struct csock *si = sockp;
+    curl_socket_calls++;
     if (what == CURL_POLL_REMOVE) {
         if (si) {
             event_del(&si->ev);
@@ -373,6 +378,7 @@ static void curl_check(struct run *r)
         }
         if (readded && !(r->tune & T_NOKICK)) {
             int running;
+            curl_actions++;
             curl_multi_socket_action(multi, CURL_SOCKET_TIMEOUT, 0, &running);
         }
     } while (readded && !(r->tune & T_NOKICK));
@@ -745,6 +751,8 @@ int main(int argc, char **argv)
     if (r.https) {
         r.ssl = SSL_CTX_new(TLS_client_method());
         SSL_CTX_set_verify(r.ssl, SSL_VERIFY_NONE, NULL);
+        /* a record's header and body in one read(), not two */
+        SSL_CTX_set_read_ahead(r.ssl, 1);
     }
     struct event_config *cfg = event_config_new();
     int flags = 0;
@@ -808,10 +816,15 @@ int main(int argc, char **argv)
            backend, r.https ? "https" : "http", r.conns, tune[0] ? tune : "-", wall,
            (unsigned long long)r.ok, (unsigned long long)r.errors, (double)r.ok / wall, cpu,
            cpu > 0 ? (double)r.ok / cpu : 0);
-    fflush(stdout);
-
-    if (!strcmp(backend, "curl"))
+    if (!strcmp(backend, "curl")) {
+        double n = r.ok + r.errors ? (double)(r.ok + r.errors) : 1;
+        printf("bench_http: curl callbacks a request: timer %.2f socket %.2f "
+               "curl_multi_socket_action %.2f\n",
+               (double)curl_timer_calls / n, (double)curl_socket_calls / n,
+               (double)curl_actions / n);
         curl_stop();
+    }
+    fflush(stdout);
     if (econns) {
         for (long i = 0; i < r.conns; i++)
             if (econns[i].cn)
