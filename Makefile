@@ -12,7 +12,7 @@
 
 CC      ?= cc
 PREFIX  ?= /usr/local
-PKGS    := libmicrohttpd openssl jansson libcurl libevent libevent_pthreads
+PKGS    := libmicrohttpd openssl jansson libcurl libevent libevent_pthreads libevent_openssl
 VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 
 ifeq ($(SANITIZE),)
@@ -27,7 +27,7 @@ WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wformat=2 -Wno-fo
 OPT     ?= -O2 -g
 CPPFLAGS += -D_GNU_SOURCE -DFLOOD_VERSION='"$(VERSION)"' -I.
 CFLAGS  += -std=c11 $(OPT) $(WARN) $(SANFLAGS) -pthread $(shell pkg-config --cflags $(PKGS))
-LDLIBS  += $(shell pkg-config --libs $(PKGS)) -pthread -lm
+LDLIBS  += $(shell pkg-config --libs $(PKGS)) -lhttp_parser -pthread -lm
 LDFLAGS += $(SANFLAGS)
 
 # Modules are folders; every .c in them is part of the library. flood/ is rooms, one folder

@@ -65,13 +65,15 @@ struct hc_req {
     const char *body;
     size_t body_len;
     int64_t deadline_ns; /* CLOCK_MONOTONIC ns: the request fails HC_TIMEOUT past it */
-    uint32_t src_ipv4;   /* bind this source address (host order), or 0 */
+    uint32_t src_ipv4;   /* bind this source address (host order), or 0; a connection
+                            carries only requests of the source it was opened with */
     void (*done)(struct hc_req *req, const struct hc_result *res);
     void *ud;
     /* the client's */
-    struct hc_req *qnext;
-    void *conn;
-    int tries;
+    struct hc_req *qnext; /* the origin's queue, then the list of requests to tell */
+    void *conn;           /* the connection carrying it, or NULL */
+    int tries;            /* 1 once retried on a fresh connection */
+    struct hc_result res; /* what done is told */
 };
 
 struct hc_client;
@@ -81,22 +83,30 @@ struct hc_client *hc_new(struct event_base *base, const struct hc_opts *o,
                          struct flood_err *err) FLOOD_WUR;
 /* Start req (or queue it behind its origin's busy connections). done is always called
  * exactly once, from the loop, never from inside hc_send (a URL that cannot be parsed
- * ends HC_DNS/HC_PROTOCOL on the next loop turn). */
+ * ends HC_PROTOCOL, a host that cannot be resolved HC_DNS, on the next loop turn). done
+ * may call hc_send and hc_cancel_all, not hc_free; after done the client no longer
+ * touches req. Writing to a socket the peer reset raises SIGPIPE inside OpenSSL and
+ * libevent: the process ignores SIGPIPE (flood run does). */
 void hc_send(struct hc_client *c, struct hc_req *req);
 /* Requests started and not yet done (queued or on a connection). */
 uint64_t hc_in_flight(const struct hc_client *c);
 /* Connections opened so far (a measure of reuse). */
 uint64_t hc_connects(const struct hc_client *c);
-/* End every request still open with HC_OTHER and os_errno ECANCELED (done is called),
- * close every connection. */
+/* TLS connections that resumed their origin's session (an abbreviated handshake). */
+uint64_t hc_tls_resumed(const struct hc_client *c);
+/* End every request still open with HC_OTHER and os_errno ECANCELED (done is called, from
+ * inside this call; a request sent from such a done ends the same way), close every
+ * connection. */
 void hc_cancel_all(struct hc_client *c);
+/* hc_cancel_all, then free c. c may be NULL. Some of libevent's own bufferevent memory is
+ * released only by the base's next loop turn or event_base_free. */
 void hc_free(struct hc_client *c);
 
 /* The answer parser alone, for the fuzzer and the tests: feed an answer's bytes in any
  * chunks; returns the number of final answers completed so far, or -1 once the bytes are
  * not HTTP. last_status/retry_after describe the last final answer. */
 struct hc_parse;
-struct hc_parse *hc_parse_new(void);
+struct hc_parse *hc_parse_new(void); /* never NULL (aborts out of memory); hc_parse_free */
 int hc_parse_feed(struct hc_parse *p, const char *buf, size_t len);
 int hc_parse_eof(struct hc_parse *p); /* the peer closed: completes a close-delimited body */
 int hc_parse_last_status(const struct hc_parse *p);

@@ -1,0 +1,723 @@
+/* flood/send/hclient.c: the sender's own HTTP/1.1 client (see hclient.h): origins, their
+ * connections and queues, writing requests and reading answers on libevent bufferevents.
+ * The origins' addresses, --resolve and TLS set-up are in hclient_origin.c, the answer
+ * parser in hclient_parse.c.
+ *
+ * The cost of a request on a reused plain connection is what wrk pays: the head is
+ * formatted into the output buffer's free space, the body added by reference, and one
+ * sendmsg() writes both (the bufferevent's own write event stays off unless the socket's
+ * buffer is full); the answer is read by the bufferevent and parsed in place. No timer is
+ * set per request: one sweep a client every HC_SWEEP_MS looks at the requests on
+ * connections and the heads of the queues (see on_sweep). Every done is called from one
+ * event of the client (fin_ev), never from inside the code that ended the request, so a
+ * done may send again or cancel without pulling a connection from under the caller. */
+#include "flood/send/hclient.h"
+#include "flood/send/hclient_internal.h"
+
+#include <errno.h>
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
+#include <event2/event.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+/* The deadline sweep's period. A per-request timer would put every request into
+ * libevent's timer heap and, with EVENT_BASE_FLAG_PRECISE_TIMER, re-arm the timerfd
+ * whenever it became the earliest; common timeouts need one duration for all, and
+ * deadlines here are absolute and differ. One timer walking the busy connections costs a
+ * compare per request in flight every 10 ms, and 10 ms is far inside any --timeout. */
+#define HC_SWEEP_MS 10
+
+const char *hc_outcome_name(enum hc_outcome o)
+{
+    switch (o) {
+    case HC_OK:
+        return "ok";
+    case HC_TIMEOUT:
+        return "timeout";
+    case HC_REFUSED:
+        return "refused";
+    case HC_RESET:
+        return "reset";
+    case HC_DNS:
+        return "dns";
+    case HC_TLS:
+        return "tls";
+    case HC_PROTOCOL:
+        return "protocol";
+    case HC_OTHER:
+        return "other";
+    }
+    return "?";
+}
+
+static int64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* ---- lists ---------------------------------------------------------------------------- */
+
+static void list_push(struct hc_conn **head, struct hc_conn *k)
+{
+    k->prev = NULL;
+    k->next = *head;
+    if (*head)
+        (*head)->prev = k;
+    *head = k;
+}
+
+static void list_unlink(struct hc_conn **head, struct hc_conn *k)
+{
+    if (k->prev)
+        k->prev->next = k->next;
+    else
+        *head = k->next;
+    if (k->next)
+        k->next->prev = k->prev;
+    k->prev = k->next = NULL;
+}
+
+static void queue_push(struct hc_client *c, struct hc_origin *o, struct hc_req *r)
+{
+    r->qnext = NULL;
+    if (o->qtail)
+        o->qtail->qnext = r;
+    else {
+        o->qhead = r;
+        hc_origin_queued(c, o, 1);
+    }
+    o->qtail = r;
+}
+
+static void queue_unshift(struct hc_client *c, struct hc_origin *o, struct hc_req *r)
+{
+    r->qnext = o->qhead;
+    if (!o->qhead) {
+        o->qtail = r;
+        hc_origin_queued(c, o, 1);
+    }
+    o->qhead = r;
+}
+
+static struct hc_req *queue_pop(struct hc_client *c, struct hc_origin *o)
+{
+    struct hc_req *r = o->qhead;
+    if (!r)
+        return NULL;
+    o->qhead = r->qnext;
+    if (!o->qhead) {
+        o->qtail = NULL;
+        hc_origin_queued(c, o, 0);
+    }
+    r->qnext = NULL;
+    return r;
+}
+
+/* ---- telling done --------------------------------------------------------------------- */
+
+/* req has ended: its result is set now, done is called from fin_ev (or hc_cancel_all). */
+static void finish(struct hc_client *c, struct hc_req *r, enum hc_outcome outcome, int status,
+                   int os_errno)
+{
+    r->res.outcome = outcome;
+    r->res.status = outcome == HC_OK ? status : 0;
+    if (outcome != HC_OK)
+        r->res.retry_after = 0;
+    r->res.os_errno = os_errno;
+    r->conn = NULL;
+    r->qnext = NULL;
+    if (c->fin_tail)
+        c->fin_tail->qnext = r;
+    else {
+        c->fin_head = r;
+        event_active(c->fin_ev, EV_TIMEOUT, 1);
+    }
+    c->fin_tail = r;
+}
+
+/* Call done for every ended request, one at a time: a done may end or send more. */
+static void flush(struct hc_client *c)
+{
+    struct hc_req *r;
+    while ((r = c->fin_head)) {
+        c->fin_head = r->qnext;
+        if (!c->fin_head)
+            c->fin_tail = NULL;
+        r->qnext = NULL;
+        c->in_flight--;
+        r->done(r, &r->res);
+    }
+}
+
+static void on_fin(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    flush(arg);
+}
+
+/* ---- connections ---------------------------------------------------------------------- */
+
+static void on_read(struct bufferevent *bev, void *arg);
+static void on_write(struct bufferevent *bev, void *arg);
+static void on_event(struct bufferevent *bev, short what, void *arg);
+static void pump(struct hc_client *c, struct hc_origin *o);
+
+/* Close k (whatever its state) and free it; its request, if any, was taken off before. */
+static void conn_close(struct hc_conn *k)
+{
+    struct hc_client *c = k->c;
+    struct hc_origin *o = k->o;
+    if (k->state == HC_CONN_IDLE)
+        list_unlink(&o->idle, k);
+    else
+        list_unlink(&c->busy, k);
+    o->n_conns--;
+    if (k->ssl) {
+        SSL_set_app_data(k->ssl, NULL); /* no session callback for a gone connection */
+        /* freed without a shutdown, OpenSSL would mark the session (the origin's latest,
+         * shared) not resumable; no close_notify is sent either way, as curl and browsers
+         * send none on a connection they drop */
+        SSL_set_shutdown(k->ssl, SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN);
+    }
+    /* frees the output buffer too: a body still referenced there is dropped unread */
+    bufferevent_free(k->bev);
+    free(k);
+}
+
+/* The fd of a new non-blocking TCP connection to o, connect() under way (or done).
+ * -1 and errno when it cannot even start. */
+static int tcp_start(const struct hc_origin *o, uint32_t src_ipv4)
+{
+    int fd = socket(o->sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    int one = 1;
+    /* a request is one write: Nagle would hold the body's last segment for the ACK */
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    if (src_ipv4) {
+        if (o->sa.ss_family != AF_INET) {
+            close(fd);
+            errno = EAFNOSUPPORT;
+            return -1;
+        }
+#ifdef IP_BIND_ADDRESS_NO_PORT
+        /* the port is picked at connect(), per destination: many sources and origins do not
+         * run out of ports as bind()'s own choice would */
+        setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof(one));
+#endif
+        struct sockaddr_in sin = {.sin_family = AF_INET};
+        sin.sin_addr.s_addr = htonl(src_ipv4);
+        if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0) {
+            int e = errno;
+            close(fd);
+            errno = e;
+            return -1;
+        }
+    }
+    if (connect(fd, (const struct sockaddr *)&o->sa, o->sa_len) < 0 && errno != EINPROGRESS) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    return fd;
+}
+
+/* Open a new connection to o carrying r (o has room: the caller checked). r ends at once
+ * (through finish) when the connection cannot be started. */
+static void conn_open(struct hc_client *c, struct hc_origin *o, struct hc_req *r)
+{
+    c->connects++;
+    int fd = tcp_start(o, r->src_ipv4);
+    if (fd < 0) {
+        int e = errno;
+        finish(c, r, e == ECONNREFUSED ? HC_REFUSED : HC_OTHER, 0, e);
+        return;
+    }
+    struct hc_conn *k = flood_xcalloc(1, sizeof(*k));
+    k->c = c;
+    k->o = o;
+    k->src = r->src_ipv4;
+    k->state = HC_CONN_CONNECTING;
+    if (o->tls) {
+        k->ssl = hc_tls_new(c, o, k, fd);
+        if (k->ssl)
+            k->bev = bufferevent_openssl_socket_new(c->base, fd, k->ssl, BUFFEREVENT_SSL_CONNECTING,
+                                                    BEV_OPT_CLOSE_ON_FREE);
+        if (k->bev)
+            /* a peer closing without close_notify ends a close-delimited body as EOF */
+            bufferevent_openssl_set_allow_dirty_shutdown(k->bev, 1);
+        else if (k->ssl)
+            SSL_free(k->ssl);
+    } else {
+        k->bev = bufferevent_socket_new(c->base, fd, BEV_OPT_CLOSE_ON_FREE);
+        /* connect() was ours (bound, no delay); this only waits for it to finish */
+        if (k->bev && bufferevent_socket_connect(k->bev, NULL, 0) < 0) {
+            bufferevent_free(k->bev);
+            k->bev = NULL;
+            fd = -1; /* closed with the bufferevent */
+        }
+    }
+    if (!k->bev) {
+        if (fd >= 0)
+            close(fd);
+        free(k);
+        finish(c, r, HC_OTHER, 0, ENOMEM);
+        return;
+    }
+    bufferevent_setcb(k->bev, on_read, on_write, on_event, k);
+    o->n_conns++;
+    list_push(&c->busy, k);
+    k->req = r;
+    r->conn = k;
+    r->res.reused = 0;
+}
+
+/* Write r's bytes on k: "POST target HTTP/1.1", Host, the caller's head, Content-Length,
+ * the body. Returns 0, or -1 with errno when the connection failed under the write. */
+static int conn_flush(struct hc_conn *k);
+
+static int write_request(struct hc_conn *k)
+{
+    struct hc_req *r = k->req;
+    const struct hc_origin *o = k->o;
+    char tbuf[HC_TARGET_MAX];
+    size_t tlen;
+    const char *target = hc_target(o, r->url, tbuf, sizeof(tbuf), &tlen);
+    char cl[48];
+    int cln = snprintf(cl, sizeof(cl), "Content-Length: %zu\r\n\r\n", r->body_len);
+    static const char L1[] = "POST ", L2[] = " HTTP/1.1\r\nHost: ", L3[] = "\r\n";
+    size_t head = (sizeof(L1) - 1) + tlen + (sizeof(L2) - 1) + o->auth_len + (sizeof(L3) - 1) +
+                  r->head_len + (size_t)cln;
+    /* TLS: the body is copied behind the head. libevent's OpenSSL bufferevent calls
+     * SSL_write once per buffer chain, so a referenced body would be a second record and
+     * a second write(); the encryption reads the body anyway. */
+    size_t need = head + (o->tls ? r->body_len : 0);
+    struct evbuffer *out = bufferevent_get_output(k->bev);
+    struct evbuffer_iovec v;
+    if (evbuffer_reserve_space(out, (ev_ssize_t)need, &v, 1) < 1 || v.iov_len < need) {
+        errno = ENOMEM;
+        return -1;
+    }
+    char *w = v.iov_base;
+#define PUT(p, n)                                                                                  \
+    do {                                                                                           \
+        memcpy(w, (p), (n));                                                                       \
+        w += (n);                                                                                  \
+    } while (0)
+    PUT(L1, sizeof(L1) - 1);
+    PUT(target, tlen);
+    PUT(L2, sizeof(L2) - 1);
+    PUT(o->authority, o->auth_len);
+    PUT(L3, sizeof(L3) - 1);
+    if (r->head_len)
+        PUT(r->head, r->head_len);
+    PUT(cl, (size_t)cln);
+    if (o->tls && r->body_len)
+        PUT(r->body, r->body_len);
+#undef PUT
+    v.iov_len = need;
+    evbuffer_commit_space(out, &v, 1);
+    if (o->tls)
+        return 0; /* the bufferevent writes it */
+    if (r->body_len && evbuffer_add_reference(out, r->body, r->body_len, NULL, NULL) < 0) {
+        errno = ENOMEM;
+        return -1;
+    }
+    return conn_flush(k);
+}
+
+/* Plain connections: write what the output holds with sendmsg() now (MSG_NOSIGNAL: a reset
+ * peer is an error, not a signal); what the socket does not take, the bufferevent writes
+ * when it can. */
+static int conn_flush(struct hc_conn *k)
+{
+    struct evbuffer *out = bufferevent_get_output(k->bev);
+    evutil_socket_t fd = bufferevent_getfd(k->bev);
+    while (evbuffer_get_length(out) > 0) {
+        struct evbuffer_iovec v[8];
+        struct iovec iov[8];
+        int n = evbuffer_peek(out, -1, NULL, v, 8);
+        if (n > 8)
+            n = 8;
+        size_t want = 0;
+        for (int i = 0; i < n; i++) {
+            iov[i].iov_base = v[i].iov_base;
+            iov[i].iov_len = v[i].iov_len;
+            want += v[i].iov_len;
+        }
+        struct msghdr m = {.msg_iov = iov, .msg_iovlen = (size_t)n};
+        ssize_t got = sendmsg(fd, &m, MSG_NOSIGNAL);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+            return -1;
+        if (got > 0) {
+            /* the socket bufferevent keeps its output's start frozen outside its own
+             * write callback (bufferevent_sock.c): thaw it as that callback does */
+            evbuffer_unfreeze(out, 1);
+            evbuffer_drain(out, (size_t)got);
+            evbuffer_freeze(out, 1);
+        }
+        if (got < 0 || (size_t)got < want) {
+            bufferevent_enable(k->bev, EV_WRITE);
+            return 0;
+        }
+    }
+    return 0;
+}
+
+static void conn_lost(struct hc_conn *k, short what, int err, unsigned long sslerr);
+
+/* Put r on k (idle, or just connected: then busy already) and write it. k may be gone
+ * when this returns. */
+static void conn_assign(struct hc_conn *k, struct hc_req *r)
+{
+    r->res.reused = k->state == HC_CONN_IDLE;
+    if (k->state == HC_CONN_IDLE) {
+        list_unlink(&k->o->idle, k);
+        list_push(&k->c->busy, k);
+    }
+    k->state = HC_CONN_BUSY;
+    k->req = r;
+    r->conn = k;
+    k->got_bytes = 0;
+    hc_parse_init(&k->parse);
+    if (write_request(k) < 0)
+        conn_lost(k, BEV_EVENT_WRITING | BEV_EVENT_ERROR, errno, 0);
+}
+
+/* Start r on o now if a connection can take it: 1, or 0 (nothing was done: queue it). */
+static int start(struct hc_client *c, struct hc_origin *o, struct hc_req *r)
+{
+    struct hc_conn *k;
+    for (k = o->idle; k; k = k->next)
+        if (k->src == r->src_ipv4)
+            break;
+    if (k) {
+        conn_assign(k, r);
+        return 1;
+    }
+    if (o->n_conns >= c->connections) {
+        /* full: an idle connection of another source makes room for this one */
+        if (!o->idle)
+            return 0;
+        conn_close(o->idle);
+    }
+    conn_open(c, o, r);
+    return 1;
+}
+
+/* Start what o's queue can start; heads already past their deadline end HC_TIMEOUT. */
+static void pump(struct hc_client *c, struct hc_origin *o)
+{
+    int64_t now = 0;
+    struct hc_req *r;
+    while ((r = o->qhead)) {
+        if (!now)
+            now = mono_ns();
+        r = queue_pop(c, o);
+        if (r->deadline_ns <= now) {
+            finish(c, r, HC_TIMEOUT, 0, 0);
+            continue;
+        }
+        if (!start(c, o, r)) {
+            queue_unshift(c, o, r);
+            break;
+        }
+    }
+}
+
+/* The final answer on k was read whole. */
+static void answer_done(struct hc_conn *k, int eof)
+{
+    struct hc_client *c = k->c;
+    struct hc_origin *o = k->o;
+    struct hc_req *r = k->req;
+    k->req = NULL;
+    k->served++;
+    r->res.retry_after = k->parse.last_ra;
+    /* reusable only when the answer allows it, nothing came after it and the whole request
+     * went out (an early answer leaves the body's rest behind: curl closes then too) */
+    int keep = !eof && k->parse.last_keep && !c->cancelling &&
+               evbuffer_get_length(bufferevent_get_input(k->bev)) == 0 &&
+               evbuffer_get_length(bufferevent_get_output(k->bev)) == 0;
+    finish(c, r, HC_OK, k->parse.last_status, 0);
+    if (keep) {
+        list_unlink(&c->busy, k);
+        k->state = HC_CONN_IDLE;
+        list_push(&o->idle, k);
+    } else
+        conn_close(k);
+    pump(c, o);
+}
+
+/* What a failure while connecting means. */
+static enum hc_outcome connect_outcome(int tls, short what, int err, unsigned long sslerr)
+{
+    if (sslerr)
+        return HC_TLS;
+    if ((what & BEV_EVENT_ERROR) && err == ECONNREFUSED)
+        return HC_REFUSED;
+    if ((what & BEV_EVENT_ERROR) &&
+        (err == ENETUNREACH || err == EHOSTUNREACH || err == ETIMEDOUT || err == EADDRNOTAVAIL))
+        return HC_OTHER;
+    if (tls)
+        return HC_TLS; /* the TCP connection stood; the handshake was closed or reset */
+    return (what & BEV_EVENT_ERROR) && err != ECONNRESET && err != EPIPE ? HC_OTHER : HC_RESET;
+}
+
+/* k closed, failed or was reset (what: the bufferevent's flags). Its request is retried
+ * once on a fresh connection when k had carried an earlier one and not a byte of this
+ * answer came (the server closed an idle connection as the request left: a keep-alive
+ * race, which curl and browsers retry the same way); otherwise it ends. */
+static void conn_lost(struct hc_conn *k, short what, int err, unsigned long sslerr)
+{
+    struct hc_client *c = k->c;
+    struct hc_origin *o = k->o;
+    struct hc_req *r = k->req;
+    enum hc_conn_state state = k->state;
+    int reused = k->served > 0, got = k->got_bytes;
+    k->req = NULL;
+    conn_close(k);
+    if (!r) {
+        pump(c, o);
+        return;
+    }
+    int os_errno = (what & BEV_EVENT_ERROR) ? err : 0;
+    if (state == HC_CONN_CONNECTING)
+        finish(c, r, connect_outcome(o->tls, what, err, sslerr), 0, os_errno);
+    else if (reused && !got && r->tries == 0 && !c->cancelling) {
+        r->tries = 1;
+        conn_open(c, o, r); /* k's place is free */
+    } else
+        finish(c, r, sslerr ? HC_TLS : HC_RESET, 0, os_errno);
+    pump(c, o);
+}
+
+static void on_read(struct bufferevent *bev, void *arg)
+{
+    struct hc_conn *k = arg;
+    struct evbuffer *in = bufferevent_get_input(bev);
+    if (!k->req) {
+        /* bytes nobody asked for on an idle connection: it cannot be trusted again */
+        struct hc_client *c = k->c;
+        struct hc_origin *o = k->o;
+        conn_close(k);
+        pump(c, o);
+        return;
+    }
+    k->got_bytes = 1;
+    for (;;) {
+        struct evbuffer_iovec v;
+        if (evbuffer_peek(in, -1, NULL, &v, 1) < 1 || v.iov_len == 0)
+            return; /* more to come */
+        size_t used = 0;
+        int rc = hc_parse_run(&k->parse, v.iov_base, v.iov_len, &used);
+        evbuffer_drain(in, used);
+        if (rc < 0) {
+            struct hc_client *c = k->c;
+            struct hc_origin *o = k->o;
+            struct hc_req *r = k->req;
+            k->req = NULL;
+            conn_close(k);
+            finish(c, r, HC_PROTOCOL, 0, 0);
+            pump(c, o);
+            return;
+        }
+        if (rc > 0) {
+            answer_done(k, 0);
+            return;
+        }
+    }
+}
+
+static void on_write(struct bufferevent *bev, void *arg)
+{
+    struct hc_conn *k = arg;
+    /* plain: the rest of a request went out; back to writing by hand (conn_flush) */
+    if (!k->o->tls)
+        bufferevent_disable(bev, EV_WRITE);
+}
+
+static void on_event(struct bufferevent *bev, short what, void *arg)
+{
+    int err = EVUTIL_SOCKET_ERROR();
+    struct hc_conn *k = arg;
+    if (what & BEV_EVENT_CONNECTED) {
+        if (k->ssl && SSL_session_reused(k->ssl))
+            k->c->tls_resumed++;
+        if (!k->o->tls)
+            bufferevent_disable(bev, EV_WRITE); /* conn_flush writes */
+        bufferevent_enable(bev, EV_READ);
+        if (!k->req) { /* cannot happen: a connecting connection carries its request */
+            struct hc_client *c = k->c;
+            struct hc_origin *o = k->o;
+            conn_close(k);
+            pump(c, o);
+            return;
+        }
+        struct hc_req *r = k->req;
+        k->req = NULL;
+        conn_assign(k, r);
+        return;
+    }
+    unsigned long sslerr = 0, e;
+    if (k->ssl)
+        while ((e = bufferevent_get_openssl_error(bev)))
+            sslerr = e;
+    if ((what & BEV_EVENT_EOF) && k->req && k->state == HC_CONN_BUSY && k->got_bytes) {
+        int rc = hc_parse_run_eof(&k->parse);
+        if (rc > 0) { /* a close-delimited body ended */
+            answer_done(k, 1);
+            return;
+        }
+    }
+    conn_lost(k, what, err, sslerr);
+}
+
+/* ---- deadlines ------------------------------------------------------------------------ */
+
+static void sweep_arm(struct hc_client *c)
+{
+    if (c->sweep_on)
+        return;
+    c->sweep_on = 1;
+    struct timeval tv = {0, HC_SWEEP_MS * 1000};
+    evtimer_add(c->sweep_ev, &tv);
+}
+
+/* Requests on connections past their deadline end HC_TIMEOUT and their connections close
+ * (a late answer would otherwise arrive for the next request); then each origin with a
+ * queue is pumped, which ends its expired heads. Queues are in send order, and the
+ * sender's deadlines are its start plus one --timeout, so a head that has not expired
+ * means none behind it has; a request that reaches a connection is checked again then. */
+static void on_sweep(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct hc_client *c = arg;
+    c->sweep_on = 0;
+    int64_t now = mono_ns();
+    struct hc_conn *k = c->busy, *next;
+    for (; k; k = next) {
+        next = k->next;
+        struct hc_req *r = k->req;
+        if (r && r->deadline_ns <= now) {
+            k->req = NULL;
+            conn_close(k);
+            finish(c, r, HC_TIMEOUT, 0, 0);
+        }
+    }
+    struct hc_origin *o = c->queued, *onext;
+    for (; o; o = onext) {
+        onext = o->qlink_next;
+        pump(c, o);
+    }
+    if (c->in_flight)
+        sweep_arm(c);
+}
+
+/* ---- the interface -------------------------------------------------------------------- */
+
+void hc_send(struct hc_client *c, struct hc_req *req)
+{
+    memset(&req->res, 0, sizeof(req->res));
+    req->qnext = NULL;
+    req->conn = NULL;
+    req->tries = 0;
+    c->in_flight++;
+    sweep_arm(c);
+    if (c->cancelling) {
+        finish(c, req, HC_OTHER, 0, ECANCELED);
+        return;
+    }
+    int os_errno = 0;
+    struct hc_origin *o = hc_origin_get(c, req->url);
+    if (!o || o->fail) {
+        if (o)
+            os_errno = o->fail_errno;
+        finish(c, req, o ? o->fail : HC_PROTOCOL, 0, o ? os_errno : EINVAL);
+        return;
+    }
+    if (o->qhead || !start(c, o, req))
+        queue_push(c, o, req);
+}
+
+uint64_t hc_in_flight(const struct hc_client *c)
+{
+    return c->in_flight;
+}
+
+uint64_t hc_connects(const struct hc_client *c)
+{
+    return c->connects;
+}
+
+uint64_t hc_tls_resumed(const struct hc_client *c)
+{
+    return c->tls_resumed;
+}
+
+void hc_cancel_all(struct hc_client *c)
+{
+    c->cancelling++;
+    for (struct hc_origin *o = c->queued; o; o = c->queued) {
+        struct hc_req *r;
+        while ((r = queue_pop(c, o)))
+            finish(c, r, HC_OTHER, 0, ECANCELED);
+    }
+    while (c->busy) {
+        struct hc_conn *k = c->busy;
+        struct hc_req *r = k->req;
+        k->req = NULL;
+        conn_close(k);
+        if (r)
+            finish(c, r, HC_OTHER, 0, ECANCELED);
+    }
+    hc_origins_close_idle(c, conn_close);
+    flush(c);
+    c->cancelling--;
+}
+
+void hc_free(struct hc_client *c)
+{
+    if (!c)
+        return;
+    if (c->fin_ev)
+        hc_cancel_all(c);
+    if (c->sweep_ev)
+        event_free(c->sweep_ev);
+    if (c->fin_ev)
+        event_free(c->fin_ev);
+    hc_client_free_setup(c);
+}
+
+struct hc_client *hc_new(struct event_base *base, const struct hc_opts *o, struct flood_err *err)
+{
+    struct hc_client *c = hc_client_setup(base, o, err);
+    if (!c)
+        return NULL;
+    c->fin_ev = event_new(base, -1, 0, on_fin, c);
+    c->sweep_ev = evtimer_new(base, on_sweep, c);
+    if (!c->fin_ev || !c->sweep_ev) {
+        flood_err_set(err, FLOOD_EIO, "hclient: cannot make libevent events");
+        hc_free(c);
+        return NULL;
+    }
+    return c;
+}

@@ -1,0 +1,108 @@
+/* flood/send/hclient_internal.h: the client's records, shared by hclient.c (connections,
+ * queues, requests) and hclient_origin.c (origins, --resolve, TLS). Not for other files. */
+#ifndef FLOOD_HCLIENT_INTERNAL_H
+#define FLOOD_HCLIENT_INTERNAL_H
+
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <openssl/ssl.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "flood/core/url.h"
+#include "flood/send/hclient.h"
+#include "flood/send/hclient_parse.h"
+
+#define HC_TARGET_MAX URL_TARGET_MAX /* a target rewritten (dot segments, no path) */
+
+enum hc_conn_state {
+    HC_CONN_CONNECTING, /* TCP connect or TLS handshake, its first request waiting */
+    HC_CONN_BUSY,       /* a request written or being written, its answer awaited */
+    HC_CONN_IDLE,       /* open, nothing in flight: on its origin's idle list */
+};
+
+struct hc_origin;
+
+struct hc_conn {
+    struct hc_client *c;
+    struct hc_origin *o;
+    struct bufferevent *bev;
+    SSL *ssl; /* https: owned by bev */
+    struct hc_req *req;
+    enum hc_conn_state state;
+    uint32_t src;         /* the source address it is bound to, 0 for none */
+    uint64_t served;      /* answers read whole on it */
+    int got_bytes;        /* a byte of the current answer came */
+    struct hc_conn *prev; /* the origin's idle list, or the client's busy list */
+    struct hc_conn *next;
+    struct hc_parse parse;
+};
+
+struct hc_origin {
+    char *key; /* the URL's bytes before the path: "https://host:port" as written */
+    size_t key_len;
+    uint64_t hash;
+    int tls;
+    char authority[URL_AUTHORITY_MAX]; /* the Host header's value */
+    size_t auth_len;
+    char host[URL_HOST_MAX]; /* for SNI and the certificate check: no brackets */
+    int host_is_ip;
+    struct sockaddr_storage sa;
+    socklen_t sa_len;
+    enum hc_outcome fail; /* not HC_OK: every request to it ends so (bad URL, no address) */
+    int fail_errno;
+    long n_conns;
+    struct hc_conn *idle;
+    struct hc_req *qhead, *qtail;
+    int queued; /* on the client's list of origins with a queue */
+    struct hc_origin *qlink_prev, *qlink_next;
+    SSL_SESSION *sess; /* the latest session its server gave, resumed by new connections */
+};
+
+struct hc_resolve {
+    char host[URL_HOST_MAX];
+    unsigned port;
+    struct sockaddr_storage sa;
+    socklen_t sa_len;
+};
+
+struct hc_client {
+    struct event_base *base;
+    long connections;
+    int insecure;
+    SSL_CTX *ssl_ctx;
+    struct hc_resolve *resolve;
+    size_t n_resolve;
+    struct hc_origin **tab; /* open addressing on the key's hash */
+    size_t tab_cap, n_origins;
+    struct hc_origin *last;             /* the origin of the last request: most runs have one */
+    struct hc_origin *queued;           /* origins whose queue is not empty */
+    struct hc_conn *busy;               /* connections carrying a request (connecting or busy) */
+    struct hc_req *fin_head, *fin_tail; /* ended, done not called yet */
+    struct event *fin_ev, *sweep_ev;
+    int sweep_on;
+    int cancelling;
+    uint64_t in_flight, connects, tls_resumed;
+};
+
+/* hclient_origin.c */
+/* A client with its options, --resolve and TLS context set up, no events yet. NULL and
+ * err. Free with hc_client_free_setup. */
+struct hc_client *hc_client_setup(struct event_base *base, const struct hc_opts *o,
+                                  struct flood_err *err) FLOOD_WUR;
+/* Free what hc_client_setup made and every origin (their connections closed before). */
+void hc_client_free_setup(struct hc_client *c);
+/* The origin of url, made on first sight (o->fail says when it cannot be reached); NULL
+ * when url has no "scheme://". Borrowed: lives as long as c. */
+struct hc_origin *hc_origin_get(struct hc_client *c, const char *url);
+/* Put o on (on = 1) or off c's list of origins with a queue. */
+void hc_origin_queued(struct hc_client *c, struct hc_origin *o, int on);
+/* Close every idle connection of every origin with close_fn. */
+void hc_origins_close_idle(struct hc_client *c, void (*close_fn)(struct hc_conn *k));
+/* The request target of url on o: a pointer into url or into buf, *len its length. */
+const char *hc_target(const struct hc_origin *o, const char *url, char *buf, size_t cap,
+                      size_t *len);
+/* A new SSL for connection k to o on fd (SNI, name check, o's session), or NULL. */
+SSL *hc_tls_new(struct hc_client *c, struct hc_origin *o, struct hc_conn *k, int fd);
+
+#endif
