@@ -82,13 +82,6 @@ $(BUILD)/tools/%: $(BUILD)/obj/tests/tools/%.o $(ALL_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-# bench_http (the hot path's carriers measured): http-parser and OpenSSL bufferevents for
-# its raw and evhttp backends, and flood's own client once the tree has it.
-$(BUILD)/tools/bench_http: LDLIBS += -lhttp_parser $(shell pkg-config --libs libevent_openssl)
-ifneq ($(wildcard flood/send/hclient.c),)
-$(BUILD)/obj/tests/tools/bench_http.o: CPPFLAGS += -DBENCH_HTTP_OWN
-endif
-
 deps:
 	@scripts/deps.sh
 
