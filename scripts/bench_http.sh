@@ -4,11 +4,11 @@
 # self-signed certificate made here); each generator is pinned to CPU 1 and POSTs the same
 # flood-shaped request (build/tools/bench_http --emit-lua writes it for wrk) closed-loop on
 # 64 keep-alive connections: wrk (the reference), then bench_http's carriers: libcurl multi
-# on libevent as flood's sender sets it up, libevent's evhttp, flood's own client (when
-# built) and raw sockets with http-parser (the lower bound). Rounds alternate the order;
-# each candidate is given as the medians of its req/s, its requests per CPU-second (user +
-# system of the generator's process, from bash's `time`) and both as ratios against wrk's
-# in the same round. About two minutes; loopback only; stops by itself and cleans up.
+# on libevent as flood's sender sets it up, libevent's evhttp, flood's own client
+# (flood/send/hclient.c) and raw sockets with http-parser (the lower bound). Rounds
+# alternate the order; each candidate is given as the medians of its req/s, its requests
+# per CPU-second (user + system of the generator's process, from bash's `time`) and both
+# as ratios against wrk's in the same round. About two minutes; loopback only; stops by itself and cleans up.
 #
 #   scripts/bench_http.sh [--rounds N] [--seconds S] [--quick] [--only "wrk curl ..."]
 #   scripts/bench_http.sh --tunings    libcurl's tunings one by one against flood's setup
