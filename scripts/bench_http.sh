@@ -8,7 +8,8 @@
 # (flood/send/hclient.c) and raw sockets with http-parser (the lower bound). Rounds
 # alternate the order; each candidate is given as the medians of its req/s, its requests
 # per CPU-second (user + system of the generator's process, from bash's `time`) and both
-# as ratios against wrk's in the same round. About two minutes; loopback only; stops by itself and cleans up.
+# as ratios against wrk's in the same round. About two minutes; loopback only; stops by
+# itself and cleans up.
 #
 #   scripts/bench_http.sh [--rounds N] [--seconds S] [--quick] [--only "wrk curl ..."]
 #   scripts/bench_http.sh --tunings    libcurl's tunings one by one against flood's setup
