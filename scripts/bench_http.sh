@@ -16,7 +16,8 @@
 #   scripts/bench_http.sh --syscalls   system calls per request of each (strace -c -f)
 #   scripts/bench_http.sh --perf       where each spends its CPU: perf's shares by library
 #                                      and its hottest functions
-# KEEP_TMP=1 keeps the run's directory (nginx's configuration, the wrk script, outputs).
+# KEEP_TMP=1 keeps the run's directory (nginx's configuration, the wrk script, runs.log:
+# every bench_http output line).
 set -u
 cd "$(dirname "$0")/.." || exit 1
 GEN=${BENCH_HTTP:-${FLOOD_BUILD:-$PWD/build}/tools/bench_http}
@@ -143,6 +144,7 @@ run() {
     else
         { time taskset -c "$GEN_CPU" "$GEN" -b "$name" -c "$conns" -d "$3" ${4:+-T "$4"} "$url" \
             >"$out" 2>&1; } 2>"$TMP/time"
+        cat "$out" >>"$TMP/runs.log"
         awk -v t="$(cat "$TMP/time")" '
             /^bench_http: backend/ { for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] } }
             END { split(t, c, " "); printf "%d %s %.3f %d\n", f["requests"], f["req_s"], c[1] + c[2], f["errors"] }' "$out"
