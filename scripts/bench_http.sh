@@ -67,7 +67,11 @@ TMP=$(mktemp -d)
 NPID=""
 cleanup() {
     [ -n "$NPID" ] && kill "$NPID" 2>/dev/null && wait "$NPID" 2>/dev/null
-    [ -n "${KEEP_TMP:-}" ] || rm -rf "$TMP"
+    if [ -n "${KEEP_TMP:-}" ]; then
+        echo "bench_http: kept $TMP" >&2
+    else
+        rm -rf "$TMP"
+    fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM

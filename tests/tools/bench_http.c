@@ -235,6 +235,7 @@ struct csock {
 static CURLM *multi;
 static struct event *curl_timer;
 static uint64_t curl_timer_calls, curl_socket_calls, curl_actions; /* per request, printed */
+static CURL **curl_easies; /* one a connection, for the cleanup */
 static struct curl_slist *curl_hdrs;
 
 static void curl_check(struct run *r);
@@ -368,10 +369,8 @@ static void curl_check(struct run *r)
                 status = 0;
             curl_multi_remove_handle(multi, e);
             count(r, (int)status);
-            if (r->stopping) {
-                curl_easy_cleanup(e);
+            if (r->stopping)
                 continue;
-            }
             curl_add(r, e); /* the same easy handle again: its connection is in the cache */
             readded = 1;
         }
@@ -405,16 +404,25 @@ static int curl_start(struct run *r)
     curl_multi_setopt(multi, CURLMOPT_PIPELINING, (long)CURLPIPE_NOTHING);
     if (r->tune & T_MAXTOTAL)
         curl_multi_setopt(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, r->conns);
+    curl_easies = calloc((size_t)r->conns, sizeof(*curl_easies));
+    if (!curl_easies)
+        return -1;
     for (long i = 0; i < r->conns; i++)
-        curl_add(r, curl_new_easy(r));
+        curl_add(r, curl_easies[i] = curl_new_easy(r));
     return 0;
 }
 
-static void curl_stop(void)
+static void curl_stop(long conns)
 {
-    curl_multi_cleanup(multi); /* the handles still added are left to the exit */
+    for (long i = 0; i < conns; i++) {
+        curl_multi_remove_handle(multi, curl_easies[i]); /* a no-op for a handle done */
+        curl_easy_cleanup(curl_easies[i]);
+    }
+    free(curl_easies);
+    curl_multi_cleanup(multi);
     curl_slist_free_all(curl_hdrs);
     event_free(curl_timer);
+    curl_global_cleanup();
 }
 
 /* ---- evhttp: libevent's own HTTP client ---------------------------------------------------- */
@@ -810,7 +818,7 @@ int main(int argc, char **argv)
                "curl_multi_socket_action %.2f\n",
                (double)curl_timer_calls / n, (double)curl_socket_calls / n,
                (double)curl_actions / n);
-        curl_stop();
+        curl_stop(r.conns);
     }
     fflush(stdout);
     if (econns) {
@@ -835,6 +843,7 @@ int main(int argc, char **argv)
     hc_free(hc);
     free(oreqs);
     event_free(r.stop_ev);
+    event_base_loop(r.base, EVLOOP_NONBLOCK); /* bufferevents freed with deferred callbacks */
     event_base_free(r.base);
     SSL_CTX_free(r.ssl);
     free(r.wire);
