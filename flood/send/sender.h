@@ -1,8 +1,8 @@
 /* flood/send/sender.h: the open-loop sender. flood's own HTTP/1.1 client (hclient.h) on one
  * libevent base; a precise timer fires at each request's intended time and starts it
- * whatever happened to the earlier ones. The requests come ready-signed from the signer's look-ahead ring; beyond --max-inflight a
- * request is shed and counted. Everything the sender measures goes into a struct stats
- * owned by the caller.
+ * whatever happened to the earlier ones. The requests come ready-signed from the signer's
+ * look-ahead ring; beyond --max-inflight a request is shed and counted. Everything the sender
+ * measures goes into a struct stats owned by the caller.
  *
  * --loops N (sender_loops.c): N such event loops, share-nothing as wrk's threads, each on
  * a thread of its own with its own base, HTTP client, connections, timers and struct stats.
@@ -37,13 +37,13 @@ struct sender_opts {
     long connections;           /* --connections per target origin (all loops together) */
     const char *const *resolve; /* --resolve HOST:PORT:ADDR entries (borrowed) */
     size_t n_resolve;
-    int insecure;               /* --insecure */
-    const char *cacert;         /* --cacert FILE or NULL */
-    uint32_t src_base;          /* --source-ips A-B: A in host order, 0 for none */
-    uint32_t src_count;         /* B - A + 1 */
-    long grace_ms;              /* after SIGINT/SIGTERM: wait this long for answers */
-    int live;                   /* print a live line each second on stderr */
-    struct probes *probes;      /* Follows are registered here; may be NULL */
+    int insecure;          /* --insecure */
+    const char *cacert;    /* --cacert FILE or NULL */
+    uint32_t src_base;     /* --source-ips A-B: A in host order, 0 for none */
+    uint32_t src_count;    /* B - A + 1 */
+    long grace_ms;         /* after SIGINT/SIGTERM: wait this long for answers */
+    int live;              /* print a live line each second on stderr */
+    struct probes *probes; /* Follows are registered here; may be NULL */
     /* extra text for the live line (e.g. inbound_live), may be NULL */
     void (*live_extra)(void *ctx, char *buf, size_t size);
     void *live_ctx;

@@ -59,14 +59,14 @@ struct signer_req {
     size_t body_len;
     char *signed_body; /* what the digest covers (differs only for BAD_DIGEST), or NULL */
     size_t signed_len;
-    char *head;      /* the header lines, "Name: value\r\n" each (no Host, no Content-Length) */
+    char *head; /* the header lines, "Name: value\r\n" each (no Host, no Content-Length) */
     size_t head_len;
     int dialect; /* SIGNER_NONE or the sign_dialect used */
     int bad;     /* enum stats_bad */
     int knocks;  /* 1, 2 after a second knock */
     /* the sender's bookkeeping */
     int64_t start_ns;
-    struct hc_req hc; /* the request as the HTTP client carries it */
+    struct hc_req hc;               /* the request as the HTTP client carries it */
     struct signer_req *prev, *next; /* the sender's list of requests in flight */
     struct sender_loop *sender;     /* the sender loop carrying it */
 };
