@@ -174,10 +174,11 @@ static const char run_help[] =
     "  --timeout T          per request (default 10s)\n"
     "  --connections C      keep-alive connections per target origin (default 64; with\n"
     "                       --loops, shared among the loops: the target sees C in all)\n"
-    "  --loops N            sending event loops, each a thread of its own (default 1, at\n"
-    "                       most 64): activity n goes to loop n mod N, so a seed sends the\n"
-    "                       same run whatever N; --max-inflight is shared too (not with\n"
-    "                       --dashboard)\n"
+    "  --loops N            sending event loops, each a thread of its own (at most 64;\n"
+    "                       default: cores/4 with --sign none, cores/32 signed, at least\n"
+    "                       1; 1 with --dashboard): activity n goes to loop n mod N, so a\n"
+    "                       seed sends the same run whatever N; --max-inflight is shared\n"
+    "                       too (not with --dashboard)\n"
     "  --source-ips A-B     instance i sends from address A+i-1 (e.g. 127.0.0.11-127.0.0.30)\n"
     "  --grace T            after SIGINT/SIGTERM wait this long for answers (default 5s);\n"
     "                       at the schedule's end flood waits the longer of this and\n"
@@ -188,7 +189,7 @@ static const char run_help[] =
     "Signing:\n"
     "  --sign D             cavage (default), rfc9421, cavage,rfc9421, rfc9421,cavage (a second\n"
     "                       knock with the other dialect on 400/401, counted), or none\n"
-    "  --signers S          signer threads (default: cores - 1, at least 1)\n"
+    "  --signers S          signer threads (default: cores - loops, at least 1)\n"
     "  --lookahead T        how far ahead of its time a request is signed (default 1s)\n"
     "  --bad-signatures P%  that share deliberately bad: wrong key, Date two hours old, body\n"
     "                       not matching its digest (each syntactically valid); a target\n"
@@ -662,7 +663,7 @@ void run_opts_init(struct run_opts *ro)
     ro->sndo.max_inflight = 10000;
     ro->sndo.timeout_ms = 10000;
     ro->sndo.connections = 64;
-    ro->sndo.loops = 1;
+    ro->sndo.loops = 0; /* the default is settled from the cores and --sign */
     ro->sndo.grace_ms = 5000;
     ro->accept_wait_ms = -1;
     ro->lookahead_s = 1.0;
@@ -672,8 +673,7 @@ void run_opts_init(struct run_opts *ro)
     ro->replay_speed = 1;
     if (wf_content_profile("default", &ro->content, NULL) < 0)
         abort();
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    ro->signers = cores > 1 ? (int)(cores - 1) : 1;
+    ro->signers = 0; /* the default is settled: the cores the loops leave */
     ro->resolve_j = json_array();
     ro->inbound_args = json_array();
 }

@@ -3,6 +3,7 @@
  * default mix and the results folder. */
 #include <stdio.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "flood/cmd/run_opts.h"
 #include "flood/report/results.h"
@@ -28,6 +29,26 @@ static int settle_replay(struct run_opts *ro, const struct crowd_opts *co, struc
         dur = 1e-3;
     return sched_init_replay(sc, ro->replay_t, rp->n, dur, replay_peak_rate(rp, ro->replay_speed),
                              err);
+}
+
+/* --loops by default. A loop carries tens of thousands of requests a second on a core, an
+ * RSA-2048 signer about 1,500: signed, the signers are the limit and one loop per 32 cores
+ * carries what they sign; unsigned, the loops are, and one per 4 cores leaves the rest to
+ * the threads that build the activities, the crowd and the inbound side. The dashboard
+ * steers one loop. At most --connections and --max-inflight, which the loops share. */
+static int default_loops(const struct run_opts *ro)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    long n = ro->so.n_dialects == 0 ? cores / 4 : cores / 32;
+    if (ro->dashboard || n < 1)
+        n = 1;
+    if (n > SENDER_LOOPS_MAX)
+        n = SENDER_LOOPS_MAX;
+    if (n > ro->sndo.connections)
+        n = ro->sndo.connections;
+    if ((uint64_t)n > ro->sndo.max_inflight)
+        n = (long)ro->sndo.max_inflight;
+    return (int)n;
 }
 
 int run_opts_settle(struct run_opts *ro, struct crowd_opts *co, struct sched *sc, char *outdir,
@@ -71,6 +92,12 @@ int run_opts_settle(struct run_opts *ro, struct crowd_opts *co, struct sched *sc
     if (ro->shard_n > 1 && ro->dashboard) {
         fprintf(stderr, "flood: run: --dashboard steers one process: not with --shard\n");
         return -1;
+    }
+    if (ro->sndo.loops == 0)
+        ro->sndo.loops = default_loops(ro);
+    if (ro->signers == 0) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        ro->signers = cores > ro->sndo.loops ? (int)(cores - ro->sndo.loops) : 1;
     }
     if (ro->sndo.loops > 1 && ro->dashboard) {
         fprintf(stderr, "flood: run: --dashboard steers one event loop: give --loops 1\n");
