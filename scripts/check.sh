@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
-# Every test flood has, in two rounds: a plain build, then the same tests against an
-# ASan+UBSan build. Unit test binaries (tests/unit/test_*.c), integration scripts
+# Every test flood has, in two rounds: a plain build, and the same tests against an
+# ASan+UBSan build, the two rounds side by side (each its own build folder, state folder
+# and ports; --serial runs them one after the other). Unit test binaries (tests/unit/test_*.c), integration scripts
 # (tests/integration/*.sh, which may drive Node clients) and short fuzz smoke runs
 # (tests/fuzz/fuzz_*.c). Every suite prints "ok N - ..." / "not ok N - ..." lines; this
 # script counts them and ends with one line "N passed, N failed".
 #
-#   scripts/check.sh [--no-deps] [--no-san] [--only PATTERN]
+#   scripts/check.sh [--no-deps] [--no-san] [--serial] [--only PATTERN]
 set -u
 cd "$(dirname "$0")/.."
-deps=1 san=1 only=""
+deps=1 san=1 only="" serial=0
 while [ $# -gt 0 ]; do
     case "$1" in
     --no-deps) deps=0 ;;
     --no-san) san=0 ;;
+    --serial) serial=1 ;;
     --only) only="$2"; shift ;;
     *) echo "check: unknown option '$1'" >&2; exit 2 ;;
     esac
@@ -41,10 +43,12 @@ run_suite() {
     fi
     passed=$((passed + ok))
     failed=$((failed + bad))
+    # one write a suite: the rounds side by side never interleave within a block
     if [ "$bad" -gt 0 ]; then
         broken="$broken $name"
-        printf '  FAIL %-40s %4d ok %3d failed (%ds) log: %s\n' "$name" "$ok" "$bad" $((SECONDS - start)) "$log"
-        grep -E '^not ok|^#|ERROR|Sanitizer|runtime error' "$log" | head -40 | sed 's/^/       /'
+        printf '%s\n' "$(printf '  FAIL %-40s %4d ok %3d failed (%ds) log: %s\n' "$name" "$ok" "$bad" \
+            $((SECONDS - start)) "$log"
+            grep -E '^not ok|^#|ERROR|Sanitizer|runtime error' "$log" | head -40 | sed 's/^/       /')"
     else
         printf '  pass %-40s %4d ok (%ds)\n' "$name" "$ok" $((SECONDS - start))
     fi
@@ -92,14 +96,53 @@ fi
 
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:${ASAN_OPTIONS:-}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
-round plain build
-if [ "$san" = 1 ]; then
-    round san build-san SANITIZE=address,undefined
-fi
-if [ -z "$only" ] || [[ fuzz == *$only* ]]; then
-    if ls tests/fuzz/fuzz_*.c >/dev/null 2>&1; then
-        run_suite "fuzz-smoke" "$logdir/fuzz-smoke.log" scripts/fuzz.sh "${FUZZ_SMOKE_SECONDS:-10}"
+fuzz_smoke() {
+    if [ -z "$only" ] || [[ fuzz == *$only* ]]; then
+        if ls tests/fuzz/fuzz_*.c >/dev/null 2>&1; then
+            run_suite "fuzz-smoke" "$logdir/fuzz-smoke.log" scripts/fuzz.sh "${FUZZ_SMOKE_SECONDS:-10}"
+        fi
     fi
+}
+# lane NAME COMMAND...: run a round (or more) in a subshell beside the others; its counts
+# come back through $logdir/lane-NAME.counts
+lane() {
+    local name=$1
+    shift
+    (
+        passed=0 failed=0 broken=""
+        "$@"
+        echo "$passed $failed $broken" >"$logdir/lane-$name.counts"
+    ) &
+    lanes="$lanes $name:$!"
+}
+san_lane() {
+    [ "$san" = 1 ] && round san build-san SANITIZE=address,undefined
+    fuzz_smoke
+}
+if [ "$serial" = 1 ]; then
+    round plain build
+    san_lane
+else
+    lanes=""
+    rm -f "$logdir"/lane-*.counts
+    lane plain round plain build
+    lane san san_lane
+    for l in $lanes; do
+        wait "${l#*:}"
+        c="$logdir/lane-${l%%:*}.counts"
+        if [ -s "$c" ]; then
+            read -r p f b <"$c"
+            passed=$((passed + p))
+            failed=$((failed + f))
+            broken="$broken $b"
+        else
+            failed=$((failed + 1))
+            broken="$broken lane-${l%%:*}"
+            echo "not ok - the ${l%%:*} lane ended without its counts"
+        fi
+    done
+    broken=$(echo $broken)
+    [ -n "$broken" ] && broken=" $broken"
 fi
 echo
 [ -n "$broken" ] && echo "failed suites:$broken"
