@@ -262,6 +262,8 @@ if [ -n "$LPORT" ]; then
         "http://127.0.0.1:$LPORT" "$(jq -r .token "$TMP/lax0.json")" /api/v1/timelines/home 'length == 1'
 else
     not_ok "target starts with --lax"
+    sed 's/^/#   stderr: /' "$TMP/lax.err" | head -20
+    sed 's/^/#   stdout: /' "$TMP/lax.out" | head -5
 fi
 
 # Stopping: SIGTERM ends the target promptly.
