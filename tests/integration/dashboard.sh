@@ -20,6 +20,20 @@ dash_url() {
     show_run
     return 1
 }
+# wait_sending PORT [CURL ARGS...]: until the run's state says it is sending (the dashboard
+# is up before the crowd and the target are ready, and steering before that is a 409)
+wait_sending() {
+    local port=$1
+    shift
+    for _ in $(seq 1 300); do
+        [ "$(curl -s -m 5 "$@" "http://127.0.0.1:$port/api/state" | jq -r .sending 2>/dev/null)" = true ] &&
+            return 0
+        kill -0 "$RUN_PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    echo "# the run never said it was sending"
+    return 1
+}
 # api METHOD PATH [BODY]: prints "STATUS BODY"
 api() {
     curl -s -m 5 -o "$T_TMP/api.body" -w '%{http_code}' -X "$1" ${3:+-d "$3"} "http://$DASH$2"
@@ -130,6 +144,7 @@ if [ -n "$ip" ]; then
         --mix create=1 --dashboard 0.0.0.0:0 --dashboard-token s3cret --quiet
     dash_url
     port=${DASH##*:}
+    wait_sending "$port" -H 'Authorization: Bearer s3cret'
     expect_eq "$(curl -s -m 5 -o /dev/null -w '%{http_code}' -X POST "http://$ip:$port/api/pause")" 401 \
         "with --dashboard-token: a request without it is refused: 401"
     expect_eq "$(curl -s -m 5 -o /dev/null -w '%{http_code}' -X POST -H 'Authorization: Bearer s3cret' "http://$ip:$port/api/pause")" 200 \
