@@ -440,6 +440,17 @@ struct sender_loop *sender_loop_new(const struct sender_opts *o, const struct se
     return s;
 }
 
+void sender_result_lag(struct sender_result *res, const struct stats *st)
+{
+    struct hist *lag = hist_new();
+    stats_merge_hists(st, NULL, NULL, lag);
+    res->lag_p99_ms = hist_value_at_percentile(lag, 99) / 1000.0;
+    hist_free(lag);
+    res->late_sends = st->late_sends;
+    res->saturated =
+        res->lag_p99_ms * 1000 > SATURATED_LAG_US || res->loop_cpu_share > SATURATED_CPU;
+}
+
 static double tv_s(struct timeval tv)
 {
     return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
@@ -501,13 +512,7 @@ int sender_loop_run(struct sender_loop *s, int64_t mono0_ns, struct sender_resul
         tv_s(th1.ru_utime) + tv_s(th1.ru_stime) - tv_s(th0.ru_utime) - tv_s(th0.ru_stime);
     double send_s = (double)s->send_end_ns / 1e9;
     res->loop_cpu_share = send_s > 0.1 ? res->loop_cpu_s / res->wall_s : 0;
-    struct hist *lag = hist_new();
-    stats_merge_hists(s->stats, NULL, NULL, lag);
-    res->lag_p99_ms = hist_value_at_percentile(lag, 99) / 1000.0;
-    hist_free(lag);
-    res->late_sends = s->stats->late_sends;
-    res->saturated =
-        res->lag_p99_ms * 1000 > SATURATED_LAG_US || res->loop_cpu_share > SATURATED_CPU;
+    sender_result_lag(res, s->stats);
     res->interrupted = s->signal != 0;
     res->signal = s->signal;
     if (s->failed) {

@@ -82,6 +82,9 @@ struct sender_loop *sender_loop_new(const struct sender_opts *o, const struct se
 int sender_loop_run(struct sender_loop *s, int64_t mono0_ns, struct sender_result *res,
                     struct flood_err *err);
 void sender_loop_free(struct sender_loop *s);
+/* res's dispatch lag p99, late sends and saturation verdict (lag p99 over 10 ms or a loop
+ * over 90% of a core: res->loop_cpu_share set first), from st. */
+void sender_result_lag(struct sender_result *res, const struct stats *st);
 /* A threaded loop: act on sig (SIGINT/SIGTERM) as on a signal of its own. Thread-safe. */
 void sender_loop_signal(struct sender_loop *s, int sig);
 /* The live line of second sec of st (1-based: the last closed), on stderr. */

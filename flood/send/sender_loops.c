@@ -21,9 +21,6 @@
 
 #include "flood/measure/stats_merge.h"
 
-#define SATURATED_LAG_US 10000 /* as sender.c's */
-#define SATURATED_CPU    0.9
-
 /* One loop of several, and what its thread hands back. */
 struct loop_slot {
     struct sender *owner;
@@ -242,13 +239,7 @@ static void several_result(struct sender *s, double wall_s, double cpu_s, struct
     if (s->signal)
         res->signal = s->signal;
     res->interrupted = res->signal != 0;
-    struct hist *lag = hist_new();
-    stats_merge_hists(s->stats, NULL, NULL, lag);
-    res->lag_p99_ms = hist_value_at_percentile(lag, 99) / 1000.0;
-    hist_free(lag);
-    res->late_sends = s->stats->late_sends;
-    res->saturated =
-        res->lag_p99_ms * 1000 > SATURATED_LAG_US || res->loop_cpu_share > SATURATED_CPU;
+    sender_result_lag(res, s->stats);
 }
 
 static int several_run(struct sender *s, int64_t mono0_ns, struct sender_result *res,
