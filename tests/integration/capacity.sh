@@ -103,9 +103,14 @@ for m in $rounds; do
     for d in $(jq -r '.steps[].dir' "$T_TMP/f$m/capacity.json"); do
         [ "$(jq '.totals.outcomes["202"] == .totals.completed and .totals.completed > 0' \
             "$T_TMP/f$m/$d/run.json")" = true ] || all202=0
-        [ "$(jq '.totals.latency_ms.p99 < 1000' "$T_TMP/f$m/$d/run.json")" = true ] || all202=0
     done
-    check $((1 - all202)) "--work-ms $m: every answer of every step 202, p99 under a second"
+    # the answers' latency held in every step by capacity's own measure (the median of the
+    # per-second p99 over the step's tail, 1 s): a whole step's p99, warm-up and overload
+    # included, depends on how busy the machine is, not on what broke first
+    [ "$(jq '[.steps[] | .values.latency <= .limits.latency] | all' "$T_TMP/f$m/capacity.json")" = true ] ||
+        all202=0
+    check $((1 - all202)) "--work-ms $m: every answer of every step 202, the answers' p99 within 1 s in every step" ||
+        jq -c '.steps[] | [.rate, .values.latency]' "$T_TMP/f$m/capacity.json" | sed 's/^/#   /'
     stop_target
 done
 
