@@ -62,6 +62,6 @@ flood check --persona "$PERSONA" --token-file "$TOKEN_FILE" --name "$TARGET_NAME
 flood run --persona "$PERSONA" $FLOOD_NET \
     --listen "127.0.0.1:$CROWD_PORT" --public-port "$CROWD_PORT" \
     --rate 20 --duration 5s --out out/run --quiet \
-    --expect 'p99<2s' --expect '2xx>=99%' --expect 'shed==0'
+    --expect 'p99<5s' --expect '2xx>=99%' --expect 'shed==0'
 # <<< docs/CI.md
 echo "ci_example: passed; artifacts in $WORK/out"

@@ -80,10 +80,12 @@ try {
   const target = 500;
   await page.fill('#rate', String(target));
   await page.fill('#ramp', '0');
-  const before = sink().length;
   await page.click('#apply');
-  await sleep(6500);
-  const after = sink().slice(before + 2, before + 6).map((l) => l[1]);
+  await waitFor(async () => Math.abs((await state()).rate - target) < 1e-6, 'the state says the new rate');
+  const before = sink().length;
+  await waitFor(async () => sink().length > before, 'the sink closes the second the change landed in');
+  await sleep(5500);
+  const after = sink().slice(before + 1, before + 5).map((l) => l[1]);
   const avg = after.reduce((a, v) => a + v, 0) / Math.max(1, after.length);
   check(after.length >= 3 && Math.abs(avg - target) / target <= 0.02,
     `the sink receives ${target}/s after the change (within 2%)`, { after, avg });
@@ -108,9 +110,12 @@ try {
   check(offeredPaused === offered0, 'offered stops growing on the page during the pause',
     { offered0, offeredPaused });
   await page.click('#resume');
+  await waitFor(async () => { const x = await state(); return x.sending && !x.paused; },
+    'the state says sending again');
   const r0 = sink().length;
-  await sleep(6000);
-  const resumed = sink().slice(r0 + 2, r0 + 6).map((l) => l[1]);
+  await waitFor(async () => sink().length > r0, 'the sink closes the second the resume landed in');
+  await sleep(5500);
+  const resumed = sink().slice(r0 + 1, r0 + 5).map((l) => l[1]);
   const ravg = resumed.reduce((a, v) => a + v, 0) / Math.max(1, resumed.length);
   check(resumed.length >= 3 && Math.abs(ravg - target) / target <= 0.02,
     'resumed: the sink receives the rate again (within 2%)', { resumed, ravg });

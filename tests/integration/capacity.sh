@@ -13,13 +13,11 @@
 for tool in node jq curl python3; do
     command -v "$tool" >/dev/null 2>&1 || { check 1 "$tool is installed"; done_testing; exit 1; }
 done
-free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
+. "$ROOT/tests/tools/ports.sh" # pick_port
 
 # start_target W M: TPID, TPORT, CPORT (the crowd's port, given to the target beforehand)
 start_target() {
-    CPORT=$(free_port)
+    CPORT=$(pick_port)
     node "$ROOT/tests/target/server.mjs" --listen 127.0.0.1:0 --domain target.test \
         --resolve-crowd "127.0.0.1:$CPORT" --workers "$1" --work-ms "$2" \
         >"$T_TMP/target.out" 2>"$T_TMP/target.err" &

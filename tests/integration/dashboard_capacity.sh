@@ -7,9 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/tools/run_lib.sh"
 CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
-free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
+. "$ROOT/tests/tools/ports.sh" # pick_port
 # capacity ARGS...: flood capacity against the sink, 20, 40 and 80/s for 2 s each
 capacity() {
     "$FLOOD" capacity --inbox "http://127.0.0.1:$SINK_PORT/inbox" --sign none --mix create=1 \
@@ -24,7 +22,7 @@ expect_eq "$?" 2 "--dashboard with port 0: a usage error"
 grep -q 'needs a fixed port' "$T_TMP/cap0.out"
 check $? "  saying the port must be fixed" || cat "$T_TMP/cap0.out"
 
-DPORT=$(free_port)
+DPORT=$(pick_port)
 DASH=127.0.0.1:$DPORT
 if [ -x "$CHROMIUM" ] && [ -d "$ROOT/tests/browser/node_modules/playwright-core" ]; then
     # the browser first: it opens the page as soon as the first step's run serves it

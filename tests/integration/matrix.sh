@@ -44,9 +44,6 @@ rc=$?
 check '[ $rc -eq 2 ] && grep -q "unknown option .--bogus." "$dir/e5"' "an unknown option: exit 2 ($rc)"
 
 # --- the reference target, strict and --lax (as tests/integration/check.sh starts it) ---
-free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
 start_target() { # NAME CROWD_PORT [--lax]
     local name=$1 fport=$2
     shift 2
@@ -63,7 +60,7 @@ wait_target() { # NAME: prints the port
     done
     return 1
 }
-fs=$(free_port) && fl=$(free_port) || { bad "free ports"; exit 1; }
+fs=$(pick_port) && fl=$(pick_port) || { bad "free ports"; exit 1; }
 start_target strict "$fs"
 start_target lax "$fl" --lax
 ts=$(wait_target strict) && tl=$(wait_target lax)
