@@ -3,9 +3,9 @@
 # with --workers W --work-ms M it processes at most W x 1000 / M activities a second.
 # Kept short for make check (W x 1000 / M of 5 and 10 a second, 6 s holds, rates low enough
 # that the target's own CPU is not what limits it on two busy cores); make bench
-# runs the long version (scripts/bench_capacity.sh). Checked: the verdict within 15% of the
+# runs the long version (scripts/bench_capacity.sh). Checked: the verdict at least 85% of the
 # rate the target's own mean processing time allows (the construction figure on quiet
-# cores, and never above it by more than 15%), judged by the target's queue (--stats-url); without a queue source
+# cores) and never 15% over the construction, judged by the target's queue (--stats-url); without a queue source
 # the verdict comes from Follow-to-Accept alone and moves with --work-ms while every answer
 # is 202 and fast; capacity.json, capacity.html and each step's run folder; usage errors.
 . "$(dirname "$0")/lib.sh"
@@ -51,17 +51,18 @@ capacity() {
     [ "$CAP_RC" = 0 ] || sed 's/^/#   stderr: /' "$out.stderr" | head -20
 }
 
-# within OUT WANT W: the sustained rate within 15% of what the target's own processing time
-# allows (W x 1000 / its mean time an activity, from its /stats: WANT on quiet cores, less
-# when the machine is busy and the target's own work takes longer), and never more than
-# 15% over WANT, the construction's bound
+# within OUT WANT W: the sustained rate at least 85% of what the target's own processing
+# time allows (W x 1000 / its mean time an activity, from its /stats: WANT on quiet cores,
+# less when the machine is busy and the target's own work takes longer), and never more
+# than 15% over WANT, the construction's bound (a short hold judged on Follow-to-Accept
+# alone passes a rate up to about 10% past capacity: see part 2)
 within() {
     local got svc
     got=$(jq -r '.sustained_rate // 0' "$1/capacity.json")
     svc=$(curl -s -m 5 "http://127.0.0.1:$TPORT/stats" |
         jq -r --argjson w "$3" '.queue.processing_ms.mean as $m | if $m then $w * 1000 / $m * 100 | round / 100 else 0 end')
-    python3 -c "import sys; g=float('$got'); s=float('${svc:-0}'); w=float('$2'); sys.exit(0 if s > 0 and abs(g-s) <= 0.15*s and g <= 1.15*w else 1)"
-    check $? "sustained $got/s, within 15% of the ${svc:-?}/s the target's mean processing time allows ($2/s by construction)"
+    python3 -c "import sys; g=float('$got'); s=float('${svc:-0}'); w=float('$2'); sys.exit(0 if s > 0 and g >= 0.85*s and g <= 1.15*w else 1)"
+    check $? "sustained $got/s: at least 85% of the ${svc:-?}/s the target's mean processing time allows, at most 15% over the $2/s of the construction"
 }
 
 # 1. W=1, M=200: 5/s, judged by the queue
