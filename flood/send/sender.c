@@ -14,10 +14,19 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #define SATURATED_LAG_US 10000
 #define SATURATED_CPU    0.9
+/* The dispatch timer wakes the loop at most once in this many ns and sends everything due
+ * by then: above 1/QUANTUM per second requests leave in small batches, up to QUANTUM late,
+ * instead of one wake-up (an epoll_wait, a timerfd re-arm and, on an idle machine, a
+ * context switch) per request. Below that rate every request still wakes the loop at its
+ * own intended time. Between two wakes, responses the loop handles send what fell due. */
+/* Behind the signers, the loop waits for this many more of its requests to be ready. */
+#define READY_BATCH         16
+#define DISPATCH_QUANTUM_NS 200000
 
 int64_t sender_mono_ns(void)
 {
@@ -98,6 +107,7 @@ static int outcome_of(const struct hc_result *res)
 }
 
 static void begin_drain(struct sender_loop *s, long wait_ms);
+static void dispatch(struct sender_loop *s);
 
 static void on_done(struct hc_req *q, const struct hc_result *res)
 {
@@ -135,6 +145,8 @@ static void on_done(struct hc_req *q, const struct hc_result *res)
     signer_req_free(r);
     if (s->draining && s->inflight == 0)
         event_base_loopexit(s->base, NULL);
+    else if (s->next_t >= 0 && s->next_t <= now && !s->stopping && !s->waiting)
+        dispatch(s); /* awake anyway: what fell due goes now, not at the next timer */
 }
 
 static void start(struct sender_loop *s, struct signer_req *r)
@@ -181,15 +193,20 @@ static void dispatch(struct sender_loop *s)
     if (s->stopping || s->waiting)
         return;
     int64_t now = rel_now(s);
+    s->wake_ns = now;
     stats_tick(s->stats, now, s->inflight);
     while (s->next_t >= 0 && s->next_t <= now) {
         struct signer_req *r = signer_take(s->signer, s->next_seq);
         if (!r) {
-            signer_wait_for(s->signer, s->next_seq);
+            /* Behind the signers: wake when a batch more is ready, or a quantum from now,
+             * whichever comes first; not once a request (a signer at a low priority would
+             * hand the core back and forth with the loop once per request). */
+            signer_wait_for(s->signer, s->next_seq + READY_BATCH * (uint64_t)s->cfg.count);
             r = signer_take(s->signer, s->next_seq);
             if (!r) {
                 s->stats->not_ready++;
-                s->waiting = 1; /* the wake event resumes */
+                s->waiting = 1; /* the wake event or the timer resumes */
+                sender_dispatch_at(s, rel_now(s) + DISPATCH_QUANTUM_NS);
                 break;
             }
         }
@@ -210,24 +227,32 @@ static void dispatch(struct sender_loop *s)
     }
     if (s->next_t < 0 && s->o.steer && rel_now(s) < s->end_ns) {
         /* a steered schedule paused (or run dry): wait for a change or the end */
-        struct timeval tv = sender_tv_of_ns(s->end_ns - rel_now(s));
-        evtimer_add(s->dispatch_timer, &tv);
+        sender_dispatch_at(s, s->end_ns);
     } else if (s->next_t < 0) {
         s->stopping = 1;
         s->send_end_ns = rel_now(s);
         long wait = s->o.timeout_ms + 1000 > s->o.grace_ms ? s->o.timeout_ms + 1000 : s->o.grace_ms;
         begin_drain(s, wait);
     } else if (!s->waiting) {
-        struct timeval tv = sender_tv_of_ns(s->next_t - rel_now(s));
-        evtimer_add(s->dispatch_timer, &tv);
+        /* at the next intended time, but not before a quantum since this wake */
+        int64_t at = s->next_t;
+        if (at < s->wake_ns + DISPATCH_QUANTUM_NS)
+            at = s->wake_ns + DISPATCH_QUANTUM_NS;
+        sender_dispatch_at(s, at);
     }
 }
 
 static void on_dispatch(evutil_socket_t fd, short kind, void *arg)
 {
-    (void)fd;
     (void)kind;
-    dispatch(arg);
+    struct sender_loop *s = arg;
+    uint64_t n;
+    if (read(fd, &n, sizeof(n)) < 0) {
+        /* EAGAIN: re-armed since it fired */
+    }
+    s->dispatch_at = -1; /* a one-shot: fired */
+    s->waiting = 0;
+    dispatch(s);
 }
 
 static void on_wake(evutil_socket_t fd, short kind, void *arg)
@@ -243,7 +268,7 @@ static void on_wake(evutil_socket_t fd, short kind, void *arg)
             s->failed = 1;
             s->stopping = 1;
             s->send_end_ns = rel_now(s);
-            evtimer_del(s->dispatch_timer);
+            sender_dispatch_at(s, -1);
             begin_drain(s, s->o.grace_ms);
         }
         return;
@@ -291,7 +316,7 @@ static void sender_interrupt(struct sender_loop *s, int sig)
     if (!s->stopping) {
         s->stopping = 1;
         s->send_end_ns = rel_now(s);
-        evtimer_del(s->dispatch_timer);
+        sender_dispatch_at(s, -1);
     }
     if (!s->cfg.threaded) /* else sender_loops.c says it once for every loop */
         fprintf(stderr,
@@ -374,6 +399,8 @@ struct sender_loop *sender_loop_new(const struct sender_opts *o, const struct se
     s->o = *o;
     s->cfg = *cfg;
     s->ctl_fd = -1;
+    s->dispatch_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    s->dispatch_at = -1;
     atomic_init(&s->ctl_sig, 0);
     if (s->o.max_inflight == 0)
         s->o.max_inflight = 10000;
@@ -389,11 +416,11 @@ struct sender_loop *sender_loop_new(const struct sender_opts *o, const struct se
     s->sched = *sched;
     sched_rewind(&s->sched);
     struct event_config *ecfg = event_config_new();
-    /* precise timers (timerfd, not epoll's milliseconds); the changelist folds the
-     * connections' read/write interest changes into one epoll_ctl each */
-    if (!ecfg ||
-        event_config_set_flag(ecfg, EVENT_BASE_FLAG_PRECISE_TIMER |
-                                        EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST) ||
+    /* the changelist folds the connections' read/write interest changes into one epoll_ctl
+     * each; libevent's own timers keep epoll's milliseconds (the tick, the client's sweep,
+     * the drain): the dispatch timer is a timerfd of the loop's own */
+    if (s->dispatch_fd < 0 || !ecfg ||
+        event_config_set_flag(ecfg, EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST) ||
         !(s->base = event_base_new_with_config(ecfg))) {
         if (ecfg)
             event_config_free(ecfg);
@@ -414,7 +441,7 @@ struct sender_loop *sender_loop_new(const struct sender_opts *o, const struct se
         sender_loop_free(s);
         return NULL;
     }
-    s->dispatch_timer = evtimer_new(s->base, on_dispatch, s);
+    s->dispatch_ev = event_new(s->base, s->dispatch_fd, EV_READ | EV_PERSIST, on_dispatch, s);
     s->tick_ev = evtimer_new(s->base, on_tick, s);
     s->drain_ev = evtimer_new(s->base, on_drain_end, s);
     s->wake_ev =
@@ -430,7 +457,7 @@ struct sender_loop *sender_loop_new(const struct sender_opts *o, const struct se
         s->sig_int = evsignal_new(s->base, SIGINT, on_signal, s);
         s->sig_term = evsignal_new(s->base, SIGTERM, on_signal, s);
     }
-    if (!s->dispatch_timer || !s->tick_ev || !s->drain_ev || !s->wake_ev ||
+    if (!s->dispatch_ev || !s->tick_ev || !s->drain_ev || !s->wake_ev ||
         (cfg->threaded ? !s->ctl_ev : !s->sig_int || !s->sig_term) ||
         (s->o.steer && !cfg->threaded && !s->steer_ev)) {
         flood_err_set(err, FLOOD_EIO, "sender: cannot make libevent events");
@@ -481,8 +508,8 @@ int sender_loop_run(struct sender_loop *s, int64_t mono0_ns, struct sender_resul
     }
     struct timeval tv = sender_tv_of_ns(1000000000 - rel_now(s) % 1000000000);
     evtimer_add(s->tick_ev, &tv);
-    tv = sender_tv_of_ns(s->next_t - rel_now(s));
-    evtimer_add(s->dispatch_timer, &tv);
+    event_add(s->dispatch_ev, NULL);
+    sender_dispatch_at(s, s->next_t);
 
     event_base_dispatch(s->base);
 
@@ -535,8 +562,8 @@ void sender_loop_free(struct sender_loop *s)
         open_unlink(s, r);
         signer_req_free(r);
     }
-    struct event *evs[] = {s->dispatch_timer, s->tick_ev,  s->drain_ev, s->wake_ev,
-                           s->sig_int,        s->sig_term, s->steer_ev, s->ctl_ev};
+    struct event *evs[] = {s->dispatch_ev, s->tick_ev,  s->drain_ev, s->wake_ev,
+                           s->sig_int,     s->sig_term, s->steer_ev, s->ctl_ev};
     for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++)
         if (evs[i])
             event_free(evs[i]);
@@ -544,5 +571,7 @@ void sender_loop_free(struct sender_loop *s)
         event_base_free(s->base);
     if (s->ctl_fd >= 0)
         close(s->ctl_fd);
+    if (s->dispatch_fd >= 0)
+        close(s->dispatch_fd);
     free(s);
 }

@@ -7,6 +7,7 @@
 #include <event2/event.h>
 #include <event2/event_struct.h>
 #include <stdatomic.h>
+#include <sys/timerfd.h>
 #include <time.h>
 
 #include "flood/send/hclient.h"
@@ -28,16 +29,21 @@ struct sender_loop {
     struct sched sched;
     struct event_base *base;
     struct hc_client *hc;
-    struct event *dispatch_timer, *wake_ev, *tick_ev, *drain_ev;
+    /* the dispatch timer: a timerfd of its own, armed only when its time changes (libevent's
+     * precise timers re-arm theirs on every turn of the loop) */
+    int dispatch_fd;
+    int64_t dispatch_at; /* armed for (ns since the start), -1 when not */
+    struct event *dispatch_ev, *wake_ev, *tick_ev, *drain_ev;
     struct event *sig_int, *sig_term, *steer_ev, *ctl_ev;
     int ctl_fd;         /* threaded: an eventfd counting the signals forwarded */
     atomic_int ctl_sig; /* the last one */
     int64_t mono0;
 
     uint64_t next_seq;
-    int64_t next_t; /* -1 at the end of the schedule */
-    int waiting;    /* the next request was not ready at its time */
-    int stopping;   /* no more sends: schedule over, a signal, or a failure */
+    int64_t next_t;  /* -1 at the end of the schedule */
+    int64_t wake_ns; /* when dispatch last ran */
+    int waiting;     /* the next request was not ready at its time */
+    int stopping;    /* no more sends: schedule over, a signal, or a failure */
     int draining;
     int ending; /* the loop is over: requests the client still holds end unfinished */
     int failed;
@@ -70,6 +76,21 @@ static inline struct timeval sender_tv_of_ns(int64_t ns)
     struct timeval tv = {.tv_sec = (time_t)(ns / 1000000000),
                          .tv_usec = (suseconds_t)((ns % 1000000000) / 1000)};
     return tv;
+}
+
+/* Arm the dispatch timer for at (ns since the run's start), or disarm it (at < 0). */
+static inline void sender_dispatch_at(struct sender_loop *s, int64_t at)
+{
+    if (at == s->dispatch_at || (at < 0 && s->dispatch_at < 0))
+        return;
+    struct itimerspec its = {0};
+    if (at >= 0) {
+        int64_t abs = s->mono0 + (at > 0 ? at : 1);
+        its.it_value.tv_sec = (time_t)(abs / 1000000000);
+        its.it_value.tv_nsec = (long)(abs % 1000000000);
+    }
+    if (timerfd_settime(s->dispatch_fd, TFD_TIMER_ABSTIME, &its, NULL) == 0)
+        s->dispatch_at = at;
 }
 
 /* sender.c: one loop over signer (borrowed; its consumer cfg->index), walking its own copy

@@ -47,9 +47,7 @@ static void apply(struct sender_loop *s, struct steer_change *c)
     s->next_t = s->next_t >= 0 ? sched_steer_retime(&s->sched) : sched_next(&s->sched);
     if (s->waiting)
         return; /* the signer's wake dispatches it */
-    evtimer_del(s->dispatch_timer);
-    struct timeval tv = sender_tv_of_ns((s->next_t >= 0 ? s->next_t : s->end_ns) - now);
-    evtimer_add(s->dispatch_timer, &tv);
+    sender_dispatch_at(s, s->next_t >= 0 ? s->next_t : s->end_ns);
 }
 
 void sender_on_steer(evutil_socket_t fd, short kind, void *arg)

@@ -45,6 +45,10 @@ struct signer {
     uint64_t next_seq;  /* under lock */
     int stop;           /* under lock */
     atomic_int producers_waiting;
+    /* Producers waiting for room sleep until the consumers free slots up to this seq
+     * (UINT64_MAX: they wait on time, not on room): a quarter of the ring at a time, so a
+     * signer is woken once a batch rather than once a request. */
+    atomic_uint_fast64_t refill_seq;
 
     /* seq lives in ring[seq % ring_len]; ring_len is a multiple of n_cons, so a slot is only
      * ever read by the one consumer of its class, and seq may be put there once seq -
@@ -383,10 +387,14 @@ static void *signer_main(void *arg)
         int64_t wait_until = 0;
         if (s->next_t < 0) /* a steered schedule paused or over: until a change or the stop */
             wait_until = now + 100000000;
-        else if (!slot_free(s, s->next_seq))
-            wait_until = now + 20000000; /* woken when the consumer frees a slot */
-        else if (s->next_t > now - s->mono0_ns + s->lookahead_ns)
+        else if (!slot_free(s, s->next_seq)) {
+            /* woken when the consumers have freed a quarter of the ring */
+            wait_until = now + 20000000;
+            atomic_store(&s->refill_seq, s->next_seq + s->ring_len / 4);
+        } else if (s->next_t > now - s->mono0_ns + s->lookahead_ns) {
             wait_until = s->mono0_ns + s->next_t - s->lookahead_ns;
+            atomic_store(&s->refill_seq, UINT64_MAX);
+        }
         if (wait_until) {
             atomic_fetch_add(&s->producers_waiting, 1);
             if (s->next_t >= 0 && slot_free(s, s->next_seq) &&
@@ -471,6 +479,7 @@ struct signer *signer_new(struct crowd *crowd, struct workload *w, const struct 
     }
     atomic_init(&s->failed, 0);
     atomic_init(&s->producers_waiting, 0);
+    atomic_init(&s->refill_seq, UINT64_MAX);
     atomic_flag_clear(&s->fail_once);
     pthread_mutex_init(&s->lock, NULL);
     pthread_condattr_t ca;
@@ -524,7 +533,8 @@ struct signer_req *signer_take(struct signer *s, uint64_t seq)
         return NULL;
     }
     atomic_store(&consumer_of(s, seq)->next, seq + s->n_cons);
-    if (atomic_load(&s->producers_waiting) > 0) {
+    if (atomic_load(&s->producers_waiting) > 0 &&
+        seq + s->ring_len >= atomic_load(&s->refill_seq)) {
         pthread_mutex_lock(&s->lock);
         pthread_cond_broadcast(&s->cond);
         pthread_mutex_unlock(&s->lock);
