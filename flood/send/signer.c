@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -246,7 +247,8 @@ static int sign_headers(struct signer *s, struct signer_req *r, int d, struct si
         return -1;
     }
     for (size_t i = 0; i < out.n; i++)
-        head_add(&l, out.lines[i]);
+        if (strncasecmp(out.lines[i], "Host:", 5)) /* the client writes Host, once */
+            head_add(&l, out.lines[i]);
     sign_out_free(&out);
     r->head = l.p;
     r->head_len = l.len;
