@@ -1,4 +1,6 @@
 /* flood: a fake fediverse in one process. main() only dispatches to a command. */
+#include <malloc.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -38,6 +40,12 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+    /* Bodies are made on the signer threads and freed on the event loops: with glibc's
+     * defaults a thread's heap grows and is trimmed back every few hundred requests, an
+     * mprotect each time (strace -c: 2,335 for 6,000 requests). Grow in 16 MB steps and
+     * keep what was grown. */
+    mallopt(M_TOP_PAD, 16 << 20);
+    mallopt(M_TRIM_THRESHOLD, 64 << 20);
     if (argc < 2) {
         usage(stderr);
         return 2;

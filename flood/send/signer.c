@@ -19,6 +19,12 @@
 
 #define CT_HEADER     "Content-Type: application/activity+json"
 #define STALE_SECONDS 7200 /* two hours back: outside every server's window */
+/* Signers sleep until a batch can be made, not a request at a time (a futex wake-up and a
+ * context switch each): a millisecond of the schedule when they are a look-ahead ahead, or
+ * REFILL_BATCH slots when the ring is full. Both small: a signer sharing a core with the
+ * event loop holds it for one batch at most. */
+#define BUILD_BATCH_NS 1000000
+#define REFILL_BATCH   64
 
 /* One consumer of the ring (an event loop): it takes the sequence numbers seq with
  * seq mod n_cons == its index, in order. Padded so that two consumers' counters never share
@@ -47,8 +53,7 @@ struct signer {
     int stop;           /* under lock */
     atomic_int producers_waiting;
     /* Producers waiting for room sleep until the consumers free slots up to this seq
-     * (UINT64_MAX: they wait on time, not on room): a quarter of the ring at a time, so a
-     * signer is woken once a batch rather than once a request. */
+     * (UINT64_MAX: they wait on time, not on room): REFILL_BATCH at a time. */
     atomic_uint_fast64_t refill_seq;
 
     /* seq lives in ring[seq % ring_len]; ring_len is a multiple of n_cons, so a slot is only
@@ -390,11 +395,14 @@ static void *signer_main(void *arg)
         if (s->next_t < 0) /* a steered schedule paused or over: until a change or the stop */
             wait_until = now + 100000000;
         else if (!slot_free(s, s->next_seq)) {
-            /* woken when the consumers have freed a quarter of the ring */
+            /* woken when the consumers have freed a batch of slots */
             wait_until = now + 20000000;
-            atomic_store(&s->refill_seq, s->next_seq + s->ring_len / 4);
+            atomic_store(&s->refill_seq,
+                         s->next_seq +
+                             (s->ring_len / 4 < REFILL_BATCH ? s->ring_len / 4 + 1 : REFILL_BATCH));
         } else if (s->next_t > now - s->mono0_ns + s->lookahead_ns) {
-            wait_until = s->mono0_ns + s->next_t - s->lookahead_ns;
+            /* a look-ahead ahead: sleep a batch more */
+            wait_until = s->mono0_ns + s->next_t - s->lookahead_ns + BUILD_BATCH_NS;
             atomic_store(&s->refill_seq, UINT64_MAX);
         }
         if (wait_until) {
