@@ -11,6 +11,13 @@ static const char MONTHS[12][4] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
 
 void sign_http_date(time_t t, char out[32])
 {
+    /* one second's Date made once a thread: a signer dates thousands of requests in it */
+    static _Thread_local time_t last_t = -1;
+    static _Thread_local char last[32];
+    if (t == last_t) {
+        memcpy(out, last, 32);
+        return;
+    }
     struct tm tm;
     if (!gmtime_r(&t, &tm)) {
         memset(&tm, 0, sizeof(tm));
@@ -29,6 +36,8 @@ void sign_http_date(time_t t, char out[32])
         n = 31;
     memcpy(out, tmp, n);
     out[n] = '\0';
+    memcpy(last, out, 32);
+    last_t = t;
 }
 
 static int digits(const char *s, int n, int *out)

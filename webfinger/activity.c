@@ -9,31 +9,48 @@
 #include <string.h>
 
 #include "webfinger/media.h"
+#include "webfinger/sput.h"
 
 void wf_activity_url(const struct wf_crowd *c, int instance, int actor, uint64_t seq,
                      char out[WF_URL_MAX])
 {
     char a[WF_URL_MAX];
+    size_t n = 0;
     wf_actor_url(c, instance, actor, a);
-    snprintf(out, WF_URL_MAX, "%.400s/activities/%" PRIu64, a, seq);
+    out[0] = '\0';
+    wf_sput(out, WF_URL_MAX, &n, a, strnlen(a, 400));
+    wf_sput(out, WF_URL_MAX, &n, "/activities/", 12);
+    wf_sput_u(out, WF_URL_MAX, &n, seq);
 }
 
 void wf_note_url(const struct wf_crowd *c, int instance, int actor, uint64_t seq,
                  char out[WF_URL_MAX])
 {
     char a[WF_URL_MAX];
+    size_t n = 0;
     wf_actor_url(c, instance, actor, a);
-    snprintf(out, WF_URL_MAX, "%.400s/notes/%" PRIu64, a, seq);
+    out[0] = '\0';
+    wf_sput(out, WF_URL_MAX, &n, a, strnlen(a, 400));
+    wf_sput(out, WF_URL_MAX, &n, "/notes/", 7);
+    wf_sput_u(out, WF_URL_MAX, &n, seq);
 }
 
 void wf_iso_time(time_t t, char out[32])
 {
-    struct tm tm;
-    if (!gmtime_r(&t, &tm)) {
-        snprintf(out, 32, "1970-01-01T00:00:00Z");
+    /* one second's stamp made once a thread: a run stamps thousands of activities in it */
+    static _Thread_local time_t last_t = -1;
+    static _Thread_local char last[32];
+    if (t == last_t) {
+        memcpy(out, last, 32);
         return;
     }
-    strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    struct tm tm;
+    if (!gmtime_r(&t, &tm))
+        snprintf(out, 32, "1970-01-01T00:00:00Z");
+    else
+        strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    memcpy(last, out, 32);
+    last_t = t;
 }
 
 static int name_ok(const char *s, size_t n)

@@ -31,6 +31,7 @@
 #include "webfinger/content.h"
 #include "webfinger/jout.h"
 #include "webfinger/media.h"
+#include "webfinger/sput.h"
 
 static const char *const poll_options[WF_POLL_OPTIONS_MAX] = {"yes", "no", "maybe",
                                                               "show me the results"};
@@ -171,7 +172,10 @@ static void ids_of(const struct wf_crowd *c, const struct wf_act_from *f, struct
 {
     wf_actor_url(c, f->instance, f->actor, d->actor);
     wf_activity_url(c, f->instance, f->actor, f->seq, d->id);
-    snprintf(d->followers, sizeof(d->followers), "%s/followers", d->actor);
+    size_t n = 0;
+    d->followers[0] = '\0';
+    wf_sput_str(d->followers, sizeof(d->followers), &n, d->actor);
+    wf_sput(d->followers, sizeof(d->followers), &n, "/followers", 10);
     wf_base_url(c, f->instance, d->base);
 }
 

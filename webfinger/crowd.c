@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "webfinger/sput.h"
+
 #define WF_COUNT_MAX     1000000 /* instances and actors per instance */
 #define WF_DNS_NAME_MAX  253     /* RFC 1035 2.3.4, without the trailing dot */
 #define WF_DNS_LABEL_MAX 63
@@ -60,13 +62,16 @@ static int default_port(const struct wf_crowd *c)
 
 void wf_host(const struct wf_crowd *c, int instance, char out[WF_HOST_MAX])
 {
-    size_t pre_len;
+    size_t pre_len, n = 0;
     const char *suffix;
+    out[0] = '\0';
     if (split_template(c->domain_template, &pre_len, &suffix) < 0) {
-        snprintf(out, WF_HOST_MAX, "%s", c->domain_template ? c->domain_template : "");
+        wf_sput_str(out, WF_HOST_MAX, &n, c->domain_template ? c->domain_template : "");
         return;
     }
-    snprintf(out, WF_HOST_MAX, "%.*s%d%s", (int)pre_len, c->domain_template, instance, suffix);
+    wf_sput(out, WF_HOST_MAX, &n, c->domain_template, pre_len);
+    wf_sput_i(out, WF_HOST_MAX, &n, instance);
+    wf_sput_str(out, WF_HOST_MAX, &n, suffix);
 }
 
 /* The port is left out when it is the scheme's default: https://h:443/x and https://h/x
@@ -74,17 +79,24 @@ void wf_host(const struct wf_crowd *c, int instance, char out[WF_HOST_MAX])
 void wf_base_url(const struct wf_crowd *c, int instance, char out[WF_URL_MAX])
 {
     char host[WF_HOST_MAX];
+    size_t n = 0;
     wf_host(c, instance, host);
-    const char *scheme = c->scheme ? c->scheme : "https";
-    if (c->public_port > 0 && c->public_port != default_port(c))
-        snprintf(out, WF_URL_MAX, "%s://%s:%d", scheme, host, c->public_port);
-    else
-        snprintf(out, WF_URL_MAX, "%s://%s", scheme, host);
+    out[0] = '\0';
+    wf_sput_str(out, WF_URL_MAX, &n, c->scheme ? c->scheme : "https");
+    wf_sput(out, WF_URL_MAX, &n, "://", 3);
+    wf_sput_str(out, WF_URL_MAX, &n, host);
+    if (c->public_port > 0 && c->public_port != default_port(c)) {
+        wf_sput(out, WF_URL_MAX, &n, ":", 1);
+        wf_sput_i(out, WF_URL_MAX, &n, c->public_port);
+    }
 }
 
 void wf_actor_name(int actor, char out[WF_NAME_MAX])
 {
-    snprintf(out, WF_NAME_MAX, "user%d", actor);
+    size_t n = 0;
+    out[0] = '\0';
+    wf_sput(out, WF_NAME_MAX, &n, "user", 4);
+    wf_sput_i(out, WF_NAME_MAX, &n, actor);
 }
 
 void wf_actor_url(const struct wf_crowd *c, int instance, int actor, char out[WF_URL_MAX])
@@ -92,10 +104,12 @@ void wf_actor_url(const struct wf_crowd *c, int instance, int actor, char out[WF
     /* At most 5 + 3 + 253 + 6 bytes of base: the path always fits. */
     wf_base_url(c, instance, out);
     size_t n = strlen(out);
-    if (actor == 0)
-        snprintf(out + n, WF_URL_MAX - n, "/actor");
-    else
-        snprintf(out + n, WF_URL_MAX - n, "/users/user%d", actor);
+    if (actor == 0) {
+        wf_sput(out, WF_URL_MAX, &n, "/actor", 6);
+    } else {
+        wf_sput(out, WF_URL_MAX, &n, "/users/user", 11);
+        wf_sput_i(out, WF_URL_MAX, &n, actor);
+    }
 }
 
 int wf_actor_of_name(const struct wf_crowd *c, const char *name, size_t len)

@@ -36,6 +36,10 @@ static void test_helpers(void)
     /* RFC 9110 section 5.6.7 example */
     sign_http_date(784111777, date);
     CHECK_STR(date, "Sun, 06 Nov 1994 08:49:37 GMT", "IMF-fixdate of 784111777");
+    sign_http_date(784111778, date); /* a thread's last second is kept: another, then back */
+    CHECK_STR(date, "Sun, 06 Nov 1994 08:49:38 GMT", "the next second");
+    sign_http_date(784111777, date);
+    CHECK_STR(date, "Sun, 06 Nov 1994 08:49:37 GMT", "the second before, again");
     CHECK(sign_parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT", &t) == 0 && t == 784111777,
           "IMF-fixdate parses back");
     CHECK(sign_parse_http_date("Mon, 06 Nov 1994 08:49:37 GMT", &t) < 0, "wrong weekday fails");

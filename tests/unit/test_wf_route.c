@@ -8,6 +8,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "webfinger/activity.h"
+#include "webfinger/sput.h"
+
 static const struct wf_crowd deflt = {
     .instances = 20,
     .actors = 10,
@@ -113,6 +116,23 @@ static void test_naming(void)
     CHECK_STR(url, "https://flood7.test/users/user3", "actor url");
     wf_actor_name(42, name);
     CHECK_STR(name, "user42", "actor name");
+    wf_activity_url(&deflt, 7, 3, UINT64_MAX, url);
+    CHECK_STR(url, "https://flood7.test/users/user3/activities/18446744073709551615",
+              "activity url, the largest seq");
+    wf_note_url(&deflt, 7, 3, 0, url);
+    CHECK_STR(url, "https://flood7.test/users/user3/notes/0", "note url, seq 0");
+    {
+        /* what does not fit is cut, as snprintf cuts it, and stays terminated */
+        char small[8];
+        size_t n = 0;
+        wf_sput_str(small, sizeof(small), &n, "https://");
+        CHECK_STR(small, "https:/", "wf_sput: cut to the buffer");
+        wf_sput_u(small, sizeof(small), &n, 42);
+        CHECK(n == 7 && !strcmp(small, "https:/"), "wf_sput_u: nothing past a full buffer");
+        n = 0;
+        wf_sput_i(small, sizeof(small), &n, -1234567);
+        CHECK_STR(small, "-123456", "wf_sput_i: a negative number cut");
+    }
 
     struct wf_crowd c = deflt;
     c.public_port = 8443;
