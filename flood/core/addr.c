@@ -5,6 +5,26 @@
 #include <stdlib.h>
 #include <string.h>
 
+int addr_numeric(const char *host, unsigned port, struct sockaddr_storage *ss, socklen_t *len)
+{
+    memset(ss, 0, sizeof(*ss));
+    struct sockaddr_in *v4 = (struct sockaddr_in *)ss;
+    struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)ss;
+    if (inet_pton(AF_INET, host, &v4->sin_addr) == 1) {
+        v4->sin_family = AF_INET;
+        v4->sin_port = htons((uint16_t)port);
+        *len = sizeof(*v4);
+        return 0;
+    }
+    if (inet_pton(AF_INET6, host, &v6->sin6_addr) == 1) {
+        v6->sin6_family = AF_INET6;
+        v6->sin6_port = htons((uint16_t)port);
+        *len = sizeof(*v6);
+        return 0;
+    }
+    return -1;
+}
+
 int addr_parse_listen(const char *spec, struct sockaddr_storage *ss, socklen_t *len,
                       struct flood_err *err)
 {
@@ -31,21 +51,8 @@ int addr_parse_listen(const char *spec, struct sockaddr_storage *ss, socklen_t *
     long port = strtol(colon + 1, &end, 10);
     if (*end || port < 0 || port > 65535)
         goto bad;
-    memset(ss, 0, sizeof(*ss));
-    struct sockaddr_in *v4 = (struct sockaddr_in *)ss;
-    struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)ss;
-    if (!*host || inet_pton(AF_INET, host, &v4->sin_addr) == 1) {
-        v4->sin_family = AF_INET;
-        v4->sin_port = htons((uint16_t)port);
-        *len = sizeof(*v4);
+    if (addr_numeric(*host ? host : "0.0.0.0", (unsigned)port, ss, len) == 0)
         return 0;
-    }
-    if (inet_pton(AF_INET6, host, &v6->sin6_addr) == 1) {
-        v6->sin6_family = AF_INET6;
-        v6->sin6_port = htons((uint16_t)port);
-        *len = sizeof(*v6);
-        return 0;
-    }
 bad:
     flood_err_set(err, FLOOD_EINVAL, "--listen: expected ADDR:PORT (a numeric address), got '%s'",
                   spec);

@@ -16,28 +16,9 @@
 #include <string.h>
 #include <strings.h>
 
-/* ---- --resolve ------------------------------------------------------------------------ */
+#include "flood/core/addr.h"
 
-/* addr (no brackets) into sa; 0 or -1. */
-static int parse_addr(const char *addr, unsigned port, struct sockaddr_storage *sa, socklen_t *len)
-{
-    memset(sa, 0, sizeof(*sa));
-    struct sockaddr_in *s4 = (struct sockaddr_in *)sa;
-    struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)sa;
-    if (inet_pton(AF_INET, addr, &s4->sin_addr) == 1) {
-        s4->sin_family = AF_INET;
-        s4->sin_port = htons((uint16_t)port);
-        *len = sizeof(*s4);
-        return 0;
-    }
-    if (inet_pton(AF_INET6, addr, &s6->sin6_addr) == 1) {
-        s6->sin6_family = AF_INET6;
-        s6->sin6_port = htons((uint16_t)port);
-        *len = sizeof(*s6);
-        return 0;
-    }
-    return -1;
-}
+/* ---- --resolve ------------------------------------------------------------------------ */
 
 /* "HOST:PORT:ADDR[,ADDR...]" as curl takes it ("+" in front allowed; the first address is
  * used; an IPv6 host or address may be bracketed). 0, or -1 when it is not that. */
@@ -77,7 +58,7 @@ static int parse_resolve(const char *s, struct hc_resolve *out)
         return -1;
     memcpy(addr, a, alen);
     addr[alen] = '\0';
-    return parse_addr(addr, out->port, &out->sa, &out->sa_len);
+    return addr_numeric(addr, out->port, &out->sa, &out->sa_len);
 }
 
 /* ---- TLS ------------------------------------------------------------------------------ */
@@ -231,11 +212,11 @@ static void origin_settle(struct hc_client *c, struct hc_origin *o)
             o->sa_len = r->sa_len;
             struct sockaddr_storage tmp;
             socklen_t tl;
-            o->host_is_ip = parse_addr(o->host, u->port, &tmp, &tl) == 0;
+            o->host_is_ip = addr_numeric(o->host, u->port, &tmp, &tl) == 0;
             goto out;
         }
     }
-    if (parse_addr(o->host, u->port, &o->sa, &o->sa_len) == 0)
+    if (addr_numeric(o->host, u->port, &o->sa, &o->sa_len) == 0)
         o->host_is_ip = 1;
     else {
         o->fail = HC_DNS; /* a name not in --resolve: no DNS on the hot path */
