@@ -44,7 +44,7 @@ api() {
 # 1. a steered run: the page, the stream, the API
 start_sink --status 202 --per-second "$T_TMP/sink.sec"
 frun_bg --inbox "http://127.0.0.1:$SINK_PORT/inbox" --rate 200 --duration 120s --sign none \
-    --mix create=1 --dashboard 127.0.0.1:0 --dashboard-hold 20s --quiet
+    --mix create=1 --dashboard 127.0.0.1:0 --dashboard-hold 120s --quiet
 dash_url
 check $? "the run prints the dashboard's URL"
 page=$(curl -s -m 5 "http://$DASH/")
