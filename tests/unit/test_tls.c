@@ -200,8 +200,10 @@ static void test_make_and_reuse(void)
               same_file(tf.key_path, key1) && st1.st_ino == st2.st_ino,
           "second call: same file contents, same inode");
     CHECK(tf.cert_pem && strcmp(tf.cert_pem, cert1) == 0, "second call: same cert_pem");
+    /* told, not asserted: a timed check fails on a busy machine (28.98 ms to reuse against
+     * 21.57 to make, under a make stress beside two make checks); reuse is what made_* and
+     * the same files and inode above prove */
     printf("# make %.2f ms, reuse %.2f ms\n", t_make, t_reuse);
-    CHECK(t_reuse < t_make, "reuse is faster than making (%.2f < %.2f ms)", t_reuse, t_make);
     tls_files_free(&tf);
 
     /* the same set in another order, with a duplicate and other case: still reused */
