@@ -24,9 +24,9 @@
  * instead of one wake-up (an epoll_wait, a timerfd re-arm and, on an idle machine, a
  * context switch) per request. Below that rate every request still wakes the loop at its
  * own intended time. Between two wakes, responses the loop handles send what fell due. */
-/* Behind the signers, the loop waits for this many more of its requests to be ready. */
-#define READY_BATCH         16
 #define DISPATCH_QUANTUM_NS 200000
+/* Behind the signers, the loop waits for this many more of its requests to be ready. */
+#define READY_BATCH 16
 
 int64_t sender_mono_ns(void)
 {
