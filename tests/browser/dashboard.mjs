@@ -1,8 +1,8 @@
 // tests/browser/dashboard.mjs: drive flood's live dashboard in Debian's headless Chromium
 // during a run against tests/tools/sink, and check what a person would see and do: counts
-// rising second by second, the rate moved from the page (measured by the sink, within 2%),
-// pause and resume, a lost stream that reconnects and catches up, the end with its link to
-// report.html, no console error and no request outside the dashboard.
+// rising second by second, the rate moved from the page (measured by the sink: the median
+// second within 2%), pause and resume, a lost stream that reconnects and catches up, the end
+// with its link to report.html, no console error and no request outside the dashboard.
 //
 //   node tests/browser/dashboard.mjs URL SINK_PER_SECOND_FILE SCREENSHOT.png
 //
@@ -36,6 +36,14 @@ async function waitFor(cond, what) {
   }
   throw new Error(`timed out waiting for: ${what}`);
 }
+// The sink counts arrivals in its own wall-clock seconds: a sender held off the CPU for 90 ms
+// on a busy machine moves 45 requests of one second into the next (CI saw 544, 509, 500, 490
+// at 500/s), so a rate is judged by the median of the full seconds, which one such stall at
+// either edge does not move, and a knob that did not move the rate still fails.
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? (s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2) : 0;
+};
 // the sink's seconds: [second, requests] in order
 const sink = () => readFileSync(sinkFile, 'utf8').trim().split('\n').filter(Boolean)
   .map((l) => l.split(' ').map(Number));
@@ -84,11 +92,11 @@ try {
   await waitFor(async () => Math.abs((await state()).rate - target) < 1e-6, 'the state says the new rate');
   const before = sink().length;
   await waitFor(async () => sink().length > before, 'the sink closes the second the change landed in');
-  await sleep(5500);
-  const after = sink().slice(before + 1, before + 5).map((l) => l[1]);
-  const avg = after.reduce((a, v) => a + v, 0) / Math.max(1, after.length);
-  check(after.length >= 3 && Math.abs(avg - target) / target <= 0.02,
-    `the sink receives ${target}/s after the change (within 2%)`, { after, avg });
+  await sleep(6500);
+  const after = sink().slice(before + 1, before + 6).map((l) => l[1]);
+  const med = median(after);
+  check(after.length >= 3 && Math.abs(med - target) / target <= 0.02,
+    `the sink receives ${target}/s after the change (within 2%)`, { after, med });
   const st = await state();
   check(Math.abs(st.rate - target) < 1e-6 && st.steering.some((c) => c.kind === 'rate' && c.value === target),
     'the state says the new rate, and its change is in the steering log', st);
@@ -114,11 +122,11 @@ try {
     'the state says sending again');
   const r0 = sink().length;
   await waitFor(async () => sink().length > r0, 'the sink closes the second the resume landed in');
-  await sleep(5500);
-  const resumed = sink().slice(r0 + 1, r0 + 5).map((l) => l[1]);
-  const ravg = resumed.reduce((a, v) => a + v, 0) / Math.max(1, resumed.length);
-  check(resumed.length >= 3 && Math.abs(ravg - target) / target <= 0.02,
-    'resumed: the sink receives the rate again (within 2%)', { resumed, ravg });
+  await sleep(6500);
+  const resumed = sink().slice(r0 + 1, r0 + 6).map((l) => l[1]);
+  const rmed = median(resumed);
+  check(resumed.length >= 3 && Math.abs(rmed - target) / target <= 0.02,
+    'resumed: the sink receives the rate again (within 2%)', { resumed, rmed });
 
   // 4. a lost stream (closed for 3 s) reconnects and catches up without a gap
   await page.evaluate(() => window.floodDash.lose(3000));
