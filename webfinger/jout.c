@@ -3,12 +3,13 @@
  * the other control bytes, no slash escaping, valid UTF-8 copied as it is. */
 #include "webfinger/jout.h"
 
-#include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sign/err.h"
+#include "webfinger/sput.h"
 
 void wf_jo_init(struct wf_jo *j, int tree, size_t size_hint)
 {
@@ -167,14 +168,21 @@ static int text_str(struct wf_jo *j, const char *s, size_t n)
 /* Text: the comma and "key": before a value. */
 static void text_key(struct wf_jo *j, const char *key)
 {
+    size_t k = key ? strlen(key) : 0;
+    need(j, k + 4); /* ,"key": */
+    char *w = j->p + j->len;
     if (!j->first[j->depth])
-        raw(j, ",", 1);
+        *w++ = ',';
     j->first[j->depth] = 0;
     if (key) {
-        raw(j, "\"", 1);
-        raw(j, key, strlen(key));
-        raw(j, "\":", 2);
+        *w++ = '"';
+        memcpy(w, key, k);
+        w += k;
+        *w++ = '"';
+        *w++ = ':';
     }
+    *w = '\0';
+    j->len = (size_t)(w - j->p);
 }
 
 /* Tree: put v (stolen) into the current container, or make it the root. */
@@ -287,8 +295,10 @@ void wf_jo_int(struct wf_jo *j, const char *key, int64_t v)
         return;
     }
     char b[24];
+    size_t n = 0;
     text_key(j, key);
-    raw(j, b, (size_t)snprintf(b, sizeof(b), "%" PRId64, v));
+    wf_sput_i(b, sizeof(b), &n, v);
+    raw(j, b, n);
 }
 
 void wf_jo_bool(struct wf_jo *j, const char *key, int v)

@@ -1,7 +1,7 @@
 /* webfinger/sput.h: appending to a fixed buffer without printf: the URLs and ids every
- * activity carries are made per request on the hot path, where snprintf's format parsing
- * was a third of building a body. What does not fit is cut, as snprintf cuts it, and the
- * buffer stays NUL-terminated. */
+ * activity carries, and the sender's request heads, are made per request on the hot path,
+ * where snprintf's format parsing was a third of building a body. What does not fit is cut, as
+ * snprintf cuts it, and the buffer stays NUL-terminated. */
 #ifndef WF_SPUT_H
 #define WF_SPUT_H
 

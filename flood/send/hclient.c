@@ -31,6 +31,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "webfinger/sput.h"
+
 /* The deadline sweep's period. A per-request timer would put every request into
  * libevent's timer heap and, with EVENT_BASE_FLAG_PRECISE_TIMER, re-arm the timerfd
  * whenever it became the earliest; common timeouts need one duration for all, and
@@ -299,10 +301,13 @@ static int write_request(struct hc_conn *k)
     size_t tlen;
     const char *target = hc_target(o, r->url, tbuf, sizeof(tbuf), &tlen);
     char cl[48];
-    int cln = snprintf(cl, sizeof(cl), "Content-Length: %zu\r\n\r\n", r->body_len);
+    size_t cln = 0;
+    wf_sput(cl, sizeof(cl), &cln, "Content-Length: ", 16);
+    wf_sput_u(cl, sizeof(cl), &cln, r->body_len);
+    wf_sput(cl, sizeof(cl), &cln, "\r\n\r\n", 4);
     static const char L1[] = "POST ", L2[] = " HTTP/1.1\r\nHost: ", L3[] = "\r\n";
     size_t head = (sizeof(L1) - 1) + tlen + (sizeof(L2) - 1) + o->auth_len + (sizeof(L3) - 1) +
-                  r->head_len + (size_t)cln;
+                  r->head_len + cln;
     /* TLS: the body is copied behind the head. libevent's OpenSSL bufferevent calls
      * SSL_write once per buffer chain, so a referenced body would be a second record and
      * a second write(); the encryption reads the body anyway. */
@@ -326,7 +331,7 @@ static int write_request(struct hc_conn *k)
     PUT(L3, sizeof(L3) - 1);
     if (r->head_len)
         PUT(r->head, r->head_len);
-    PUT(cl, (size_t)cln);
+    PUT(cl, cln);
     if (o->tls && r->body_len)
         PUT(r->body, r->body_len);
 #undef PUT

@@ -41,7 +41,8 @@ struct signer {
     struct workload *w;
     struct signer_opts o;
     struct sign_key *rogue; /* the wrong key of BAD_WRONG_KEY */
-    char *ua_header;
+    char *head0;            /* Content-Type, Accept and User-Agent lines, each with its CRLF */
+    size_t head0_len;
 
     pthread_mutex_t lock;
     pthread_cond_t cond;
@@ -179,18 +180,23 @@ struct head_buf {
     size_t len, cap;
 };
 
-static void head_add(struct head_buf *h, const char *line)
+/* h += p[0..n) */
+static void head_put(struct head_buf *h, const char *p, size_t n)
 {
-    size_t n = strlen(line);
-    if (h->len + n + 3 > h->cap) {
-        h->cap = (h->len + n + 3) * 2 > 1024 ? (h->len + n + 3) * 2 : 1024;
+    if (h->len + n + 1 > h->cap) {
+        h->cap = (h->len + n + 1) * 2 > 1024 ? (h->len + n + 1) * 2 : 1024;
         h->p = flood_xrealloc(h->p, h->cap);
     }
-    memcpy(h->p + h->len, line, n);
+    memcpy(h->p + h->len, p, n);
     h->len += n;
-    h->p[h->len++] = '\r';
-    h->p[h->len++] = '\n';
     h->p[h->len] = '\0';
+}
+
+/* h += line CRLF */
+static void head_add(struct head_buf *h, const char *line)
+{
+    head_put(h, line, strlen(line));
+    head_put(h, "\r\n", 2);
 }
 
 /* (Re)make r's headers for dialect d (or SIGNER_NONE). */
@@ -202,15 +208,17 @@ static int sign_headers(struct signer *s, struct signer_req *r, int d, struct si
     r->head_len = 0;
     r->dialect = d;
     time_t now = (time_t)((s->wall0_ns + r->intended_ns) / 1000000000);
-    struct head_buf l = {0};
-    head_add(&l, CT_HEADER);
-    head_add(&l, "Accept: application/activity+json");
-    head_add(&l, s->ua_header);
+    char date[32];
+    sign_http_date(now, date);
+    size_t dn = strlen(date);
+    /* the fixed lines first; unsigned, a Date closes them, in one allocation of its size */
+    struct head_buf l = {.cap = s->head0_len + 6 + dn + 3};
+    l.p = flood_xmalloc(l.cap);
+    head_put(&l, s->head0, s->head0_len);
     if (d == SIGNER_NONE) {
-        char date[32], line[48];
-        sign_http_date(now, date);
-        snprintf(line, sizeof(line), "Date: %s", date);
-        head_add(&l, line);
+        head_put(&l, "Date: ", 6);
+        head_put(&l, date, dn);
+        head_put(&l, "\r\n", 2);
         r->head = l.p;
         r->head_len = l.len;
         return 0;
@@ -473,7 +481,10 @@ struct signer *signer_new(struct crowd *crowd, struct workload *w, const struct 
     sched_rewind(&s->sched);
     s->all = s->sched;
     sched_set_shard(&s->all, 0, 0);
-    s->ua_header = flood_xasprintf("User-Agent: %s", o->user_agent ? o->user_agent : "flood");
+    s->head0 = flood_xasprintf(CT_HEADER "\r\nAccept: application/activity+json\r\n"
+                                         "User-Agent: %s\r\n",
+                               o->user_agent ? o->user_agent : "flood");
+    s->head0_len = strlen(s->head0);
     s->n_cons = o->consumers > 1 ? (uint64_t)o->consumers : 1;
     s->ring_len = o->lookahead_max ? o->lookahead_max : 4096;
     s->ring_len = (s->ring_len + s->n_cons - 1) / s->n_cons * s->n_cons;
@@ -609,7 +620,7 @@ void signer_free(struct signer *s)
     signer_stop(s);
     free(s->threads);
     free(s->ring);
-    free(s->ua_header);
+    free(s->head0);
     sign_key_free(s->rogue);
     for (uint64_t k = 0; s->cons && k < s->n_cons; k++)
         if (s->cons[k].wake_fd >= 0)
