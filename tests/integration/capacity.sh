@@ -99,7 +99,10 @@ rounds="200 100"
 for m in $rounds; do
     want=$((1000 / m))
     start_target 1 "$m"
-    capacity "$T_TMP/f$m" --max-f2a 1.5s --hold 12s --start "$((want / 2))" --factor 2 --refine 3
+    # --max-p99 3s: what is judged here is Follow-to-Accept; the answers' own limit only
+    # has to stay out of its way (the target's answers took a p99 of 1.5 s in the step at
+    # twice capacity once, with a sanitized round beside it on both cores)
+    capacity "$T_TMP/f$m" --max-f2a 1.5s --max-p99 3s --hold 12s --start "$((want / 2))" --factor 2 --refine 3
     expect_eq "$CAP_RC" 0 "--work-ms $m, no queue source: exits 0"
     within "$T_TMP/f$m" "$want" 1
     [ "$(jq -r .broke_first "$T_TMP/f$m/capacity.json")" = f2a ]
@@ -110,11 +113,11 @@ for m in $rounds; do
             "$T_TMP/f$m/$d/run.json")" = true ] || all202=0
     done
     # the answers' latency held in every step by capacity's own measure (the median of the
-    # per-second p99 over the step's tail, 1 s): a whole step's p99, warm-up and overload
-    # included, depends on how busy the machine is, not on what broke first
+    # per-second p99 over the step's tail, at most 3 s here): a whole step's p99, warm-up
+    # and overload included, depends on how busy the machine is, not on what broke first
     [ "$(jq '[.steps[] | .values.latency <= .limits.latency] | all' "$T_TMP/f$m/capacity.json")" = true ] ||
         all202=0
-    check $((1 - all202)) "--work-ms $m: every answer of every step 202, the answers' p99 within 1 s in every step" ||
+    check $((1 - all202)) "--work-ms $m: every answer of every step 202, the answers' p99 within 3 s in every step" ||
         jq -c '.steps[] | [.rate, .values.latency]' "$T_TMP/f$m/capacity.json" | sed 's/^/#   /'
     stop_target
 done
