@@ -18,6 +18,9 @@ done
 # start_target W M: TPID, TPORT, CPORT (the crowd's port, given to the target beforehand)
 start_target() {
     CPORT=$(pick_port)
+    # emptied here, before the start: the redirection below truncates the file in the
+    # background child, and a read that came first found the last target's port
+    : >"$T_TMP/target.out"
     node "$ROOT/tests/target/server.mjs" --listen 127.0.0.1:0 --domain target.test \
         --resolve-crowd "127.0.0.1:$CPORT" --workers "$1" --work-ms "$2" \
         >"$T_TMP/target.out" 2>"$T_TMP/target.err" &

@@ -43,6 +43,7 @@ expect_eq() {
 # start_serve [flood serve options...]: SERVE_PID, SERVE_PORT, SERVE_LOG
 start_serve() {
     SERVE_LOG=$T_TMP/serve.$T_N.log
+    : >"$SERVE_LOG" # a second start before a check: not the last one's port
     "$FLOOD" serve --listen 127.0.0.1:0 --state "$TEST_STATE" --quiet "$@" >"$SERVE_LOG" 2>&1 &
     SERVE_PID=$!
     T_PIDS="$T_PIDS $SERVE_PID"

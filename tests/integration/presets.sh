@@ -77,6 +77,9 @@ free_port() {
 }
 start_target() {
     CPORT=$(free_port)
+    # emptied here, before the start: the redirection below truncates the file in the
+    # background child, and a read that came first found the last target's port
+    : >"$T_TMP/target.out"
     node "$ROOT/tests/target/server.mjs" --listen 127.0.0.1:0 --domain target.test \
         --resolve-crowd "127.0.0.1:$CPORT" "$@" >"$T_TMP/target.out" 2>"$T_TMP/target.err" &
     TPID=$!
