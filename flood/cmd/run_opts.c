@@ -29,6 +29,7 @@ enum {
     RUN_OPT_MAX_INFLIGHT,
     RUN_OPT_TIMEOUT,
     RUN_OPT_CONNECTIONS,
+    RUN_OPT_PRECONNECT,
     RUN_OPT_RESOLVE,
     RUN_OPT_INSECURE,
     RUN_OPT_CACERT,
@@ -87,6 +88,7 @@ static const struct option run_own_options[] = {
     {"max-inflight", required_argument, NULL, RUN_OPT_MAX_INFLIGHT},
     {"timeout", required_argument, NULL, RUN_OPT_TIMEOUT},
     {"connections", required_argument, NULL, RUN_OPT_CONNECTIONS},
+    {"preconnect", required_argument, NULL, RUN_OPT_PRECONNECT},
     {"resolve", required_argument, NULL, RUN_OPT_RESOLVE},
     {"insecure", no_argument, NULL, RUN_OPT_INSECURE},
     {"cacert", required_argument, NULL, RUN_OPT_CACERT},
@@ -174,6 +176,10 @@ static const char run_help[] =
     "  --timeout T          per request (default 10s)\n"
     "  --connections C      keep-alive connections per target origin (default 64; with\n"
     "                       --loops, shared among the loops: the target sees C in all)\n"
+    "  --preconnect N|auto  open N connections to --inbox before the first send, as wrk\n"
+    "                       does before it measures (auto, the default: the first\n"
+    "                       second's activities, at most --connections; 0: each opened\n"
+    "                       when a request needs it, the handshakes in the first second)\n"
     "  --loops N            sending event loops, each a thread of its own (at most 64;\n"
     "                       default: cores/4 with --sign none, cores/32 signed, at least\n"
     "                       1; 1 with --dashboard): activity n goes to loop n mod N, so a\n"
@@ -398,6 +404,18 @@ static int run_opt_load(struct run_opts *ro, int id, const char *arg, struct flo
             return -1;
         }
         ro->sndo.connections = (long)u;
+        return 0;
+    case RUN_OPT_PRECONNECT:
+        if (strcmp(arg, "auto") == 0) {
+            ro->sndo.preconnect = -1;
+            return 0;
+        }
+        if (parse_u64(arg, 0, 100000, &u)) {
+            flood_err_set(e, FLOOD_EINVAL, "--preconnect: expected auto or 0..100000, got '%s'",
+                          arg);
+            return -1;
+        }
+        ro->sndo.preconnect = (long)u;
         return 0;
     case RUN_OPT_LOOPS:
         if (parse_u64(arg, 1, SENDER_LOOPS_MAX, &u)) {
@@ -663,6 +681,7 @@ void run_opts_init(struct run_opts *ro)
     ro->sndo.max_inflight = 10000;
     ro->sndo.timeout_ms = 10000;
     ro->sndo.connections = 64;
+    ro->sndo.preconnect = -1;
     ro->sndo.loops = 0; /* the default is settled from the cores and --sign */
     ro->sndo.grace_ms = 5000;
     ro->accept_wait_ms = -1;
@@ -744,6 +763,9 @@ json_t *run_opts_config_json(const struct run_opts *ro, const struct crowd_opts 
     json_object_set_new(c, "max_inflight", json_integer((json_int_t)ro->sndo.max_inflight));
     json_object_set_new(c, "timeout_ms", json_integer(ro->sndo.timeout_ms));
     json_object_set_new(c, "connections", json_integer(ro->sndo.connections));
+    json_object_set_new(c, "preconnect",
+                        ro->sndo.preconnect < 0 ? json_string("auto")
+                                                : json_integer(ro->sndo.preconnect));
     json_object_set_new(c, "loops", json_integer(ro->sndo.loops));
     json_object_set_new(c, "resolve", json_incref(ro->resolve_j));
     json_object_set_new(c, "insecure", json_boolean(ro->sndo.insecure));

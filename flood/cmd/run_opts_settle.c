@@ -111,6 +111,9 @@ int run_opts_settle(struct run_opts *ro, struct crowd_opts *co, struct sched *sc
                 ro->sndo.loops, ro->sndo.loops);
         return -1;
     }
+    if (ro->sndo.preconnect > ro->sndo.connections)
+        ro->sndo.preconnect = ro->sndo.connections;
+    ro->sndo.preconnect_url = ro->inbox; /* the personas' inboxes are opened as needed */
     if (!ro->inbox && ro->n_personas == 0) {
         fprintf(stderr,
                 "flood: run: no target: give --inbox URL or --persona (flood run --help)\n");

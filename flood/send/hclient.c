@@ -188,6 +188,8 @@ static void conn_close(struct hc_conn *k)
     else
         list_unlink(&c->busy, k);
     o->n_conns--;
+    if (k->pre_deadline)
+        c->n_pre--;
     if (k->ssl) {
         SSL_set_app_data(k->ssl, NULL); /* no session callback for a gone connection */
         /* freed without a shutdown, OpenSSL would mark the session (the origin's latest,
@@ -239,21 +241,18 @@ static int tcp_start(const struct hc_origin *o, uint32_t src_ipv4)
     return fd;
 }
 
-/* Open a new connection to o carrying r (o has room: the caller checked). r ends at once
- * (through finish) when the connection cannot be started. */
-static void conn_open(struct hc_client *c, struct hc_origin *o, struct hc_req *r)
+/* A new connection to o from src (o has room: the caller checked), connecting, on the busy
+ * list with no request yet. NULL and errno when it cannot be started. */
+static struct hc_conn *conn_new(struct hc_client *c, struct hc_origin *o, uint32_t src)
 {
     c->connects++;
-    int fd = tcp_start(o, r->src_ipv4);
-    if (fd < 0) {
-        int e = errno;
-        finish(c, r, e == ECONNREFUSED ? HC_REFUSED : HC_OTHER, 0, e);
-        return;
-    }
+    int fd = tcp_start(o, src);
+    if (fd < 0)
+        return NULL;
     struct hc_conn *k = flood_xcalloc(1, sizeof(*k));
     k->c = c;
     k->o = o;
-    k->src = r->src_ipv4;
+    k->src = src;
     k->state = HC_CONN_CONNECTING;
     if (o->tls) {
         k->ssl = hc_tls_new(c, o, k, fd);
@@ -278,12 +277,25 @@ static void conn_open(struct hc_client *c, struct hc_origin *o, struct hc_req *r
         if (fd >= 0)
             close(fd);
         free(k);
-        finish(c, r, HC_OTHER, 0, ENOMEM);
-        return;
+        errno = ENOMEM;
+        return NULL;
     }
     bufferevent_setcb(k->bev, on_read, on_write, on_event, k);
     o->n_conns++;
     list_push(&c->busy, k);
+    return k;
+}
+
+/* Open a new connection to o carrying r (o has room: the caller checked). r ends at once
+ * (through finish) when the connection cannot be started. */
+static void conn_open(struct hc_client *c, struct hc_origin *o, struct hc_req *r)
+{
+    struct hc_conn *k = conn_new(c, o, r->src_ipv4);
+    if (!k) {
+        int e = errno;
+        finish(c, r, e == ECONNREFUSED ? HC_REFUSED : HC_OTHER, 0, e);
+        return;
+    }
     k->req = r;
     r->conn = k;
     r->res.reused = 0;
@@ -496,7 +508,8 @@ static void conn_lost(struct hc_conn *k, short what, int err, unsigned long ssle
     struct hc_origin *o = k->o;
     struct hc_req *r = k->req;
     enum hc_conn_state state = k->state;
-    int reused = k->served > 0, got = k->got_bytes;
+    /* r went on a connection already open (it served another, or was opened ahead) */
+    int reused = r && r->res.reused, got = k->got_bytes;
     k->req = NULL;
     conn_close(k);
     if (!r) {
@@ -569,10 +582,17 @@ static void on_event(struct bufferevent *bev, short what, void *arg)
         if (!k->o->tls)
             bufferevent_disable(bev, EV_WRITE); /* conn_flush writes */
         bufferevent_enable(bev, EV_READ);
-        if (!k->req) { /* cannot happen: a connecting connection carries its request */
+        if (!k->req) {
             struct hc_client *c = k->c;
             struct hc_origin *o = k->o;
-            conn_close(k);
+            if (k->pre_deadline) { /* opened ahead: ready for the next request */
+                k->pre_deadline = 0;
+                c->n_pre--;
+                list_unlink(&c->busy, k);
+                k->state = HC_CONN_IDLE;
+                list_push(&o->idle, k);
+            } else /* cannot happen: a connecting connection carries its request */
+                conn_close(k);
             pump(c, o);
             return;
         }
@@ -626,14 +646,15 @@ static void on_sweep(evutil_socket_t fd, short what, void *arg)
             k->req = NULL;
             conn_close(k);
             finish(c, r, HC_TIMEOUT, 0, 0);
-        }
+        } else if (!r && k->pre_deadline && k->pre_deadline <= now)
+            conn_close(k); /* opened ahead and never connected: its place is free again */
     }
     struct hc_origin *o = c->queued, *onext;
     for (; o; o = onext) {
         onext = o->qlink_next;
         pump(c, o);
     }
-    if (c->in_flight)
+    if (c->in_flight || c->n_pre)
         sweep_arm(c);
 }
 
@@ -661,6 +682,25 @@ void hc_send(struct hc_client *c, struct hc_req *req)
     }
     if (o->qhead || !start(c, o, req))
         queue_push(c, o, req);
+}
+
+long hc_preconnect(struct hc_client *c, const char *url, long n, int64_t deadline_ns)
+{
+    struct hc_origin *o = hc_origin_get(c, url);
+    if (!o || o->fail || c->cancelling)
+        return 0;
+    long started = 0;
+    while (started < n && o->n_conns < c->connections) {
+        struct hc_conn *k = conn_new(c, o, 0);
+        if (!k)
+            break; /* the requests meet it (refused, no memory) and end in its outcome */
+        k->pre_deadline = deadline_ns > 0 ? deadline_ns : 1;
+        c->n_pre++;
+        started++;
+    }
+    if (started)
+        sweep_arm(c);
+    return started;
 }
 
 uint64_t hc_in_flight(const struct hc_client *c)

@@ -88,6 +88,14 @@ struct hc_client *hc_new(struct event_base *base, const struct hc_opts *o,
  * touches req. Writing to a socket the peer reset raises SIGPIPE inside OpenSSL and
  * libevent: the process ignores SIGPIPE (flood run does). */
 void hc_send(struct hc_client *c, struct hc_req *req);
+/* Open up to n connections to url's origin now (fewer when its --connections would be
+ * passed), each joining the origin's idle connections once connected (and, over https,
+ * handshaken), for the requests to come; one not connected by deadline_ns
+ * (CLOCK_MONOTONIC) is closed. A connection that fails is closed and nothing is told: a
+ * request meets the same failure and ends in its outcome. Returns how many were started
+ * (0 for a URL that cannot be reached). wrk's connections are open before it measures; a
+ * sender that opened its own in the first second would be late by its handshakes. */
+long hc_preconnect(struct hc_client *c, const char *url, long n, int64_t deadline_ns);
 /* Requests started and not yet done (queued or on a connection). */
 uint64_t hc_in_flight(const struct hc_client *c);
 /* Connections opened so far (a measure of reuse). */

@@ -33,6 +33,7 @@ struct hc_conn {
     uint32_t src;         /* the source address it is bound to, 0 for none */
     uint64_t served;      /* answers read whole on it */
     int got_bytes;        /* a byte of the current answer came */
+    int64_t pre_deadline; /* opened ahead (hc_preconnect), not connected yet: closed past it */
     struct hc_conn *prev; /* the origin's idle list, or the client's busy list */
     struct hc_conn *next;
     struct hc_parse parse;
@@ -83,6 +84,7 @@ struct hc_client {
     int sweep_on;
     int cancelling;
     uint64_t in_flight, connects, tls_resumed;
+    long n_pre; /* connections opened ahead and still connecting */
 };
 
 /* hclient_origin.c */

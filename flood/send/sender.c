@@ -483,6 +483,33 @@ static double tv_s(struct timeval tv)
     return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
 }
 
+/* This loop's activities in the schedule's first second, at most cap. */
+static long first_second(const struct sender_loop *s, long cap)
+{
+    struct sched sc = s->sched;
+    long n = 0;
+    for (uint64_t seq = 0; n < cap; seq++) {
+        int64_t t = sched_next(&sc);
+        if (t < 0 || t >= 1000000000)
+            break;
+        if (s->cfg.count <= 1 || seq % (uint64_t)s->cfg.count == (uint64_t)s->cfg.index)
+            n++;
+    }
+    return n;
+}
+
+/* Open the target's connections before the first send (the signers' head start leaves
+ * the time): handshakes made in the first second would make its sends late. Not with
+ * --source-ips, whose connections each carry one instance's requests. */
+static void preconnect(struct sender_loop *s)
+{
+    if (!s->o.preconnect_url || s->o.preconnect == 0 || s->o.src_count)
+        return;
+    long n = s->o.preconnect > 0 ? s->o.preconnect : first_second(s, s->o.connections);
+    if (n > 0)
+        hc_preconnect(s->hc, s->o.preconnect_url, n, s->mono0 + (int64_t)s->o.timeout_ms * 1000000);
+}
+
 int sender_loop_run(struct sender_loop *s, int64_t mono0_ns, struct sender_result *res,
                     struct flood_err *err)
 {
@@ -492,6 +519,7 @@ int sender_loop_run(struct sender_loop *s, int64_t mono0_ns, struct sender_resul
     getrusage(RUSAGE_THREAD, &th0);
     s->mono0 = mono0_ns;
     s->next_seq = 0;
+    preconnect(s);
     s->next_t = sched_next(&s->sched);
     skip_others(s);
     event_add(s->wake_ev, NULL);

@@ -61,6 +61,11 @@ struct sender_opts {
     /* --loops: event loops (0 or 1: one, in the caller's thread; at most SENDER_LOOPS_MAX;
      * more than one refuses steering, and needs connections and max_inflight >= loops) */
     int loops;
+    /* --preconnect: connections to preconnect_url opened before the first send (all loops
+     * together; -1: the schedule's first second's activities, at most --connections; 0:
+     * none, each opened when a request needs it). preconnect_url NULL: none */
+    long preconnect;
+    const char *preconnect_url;
 };
 
 #define SENDER_LOOPS_MAX SIGNER_CONSUMERS_MAX

@@ -90,6 +90,8 @@ static int several_new(struct sender *s, const struct sender_opts *o, struct sig
         struct loop_slot *sl = &s->slots[k];
         struct sender_opts lo = *o;
         lo.connections = share_of((uint64_t)o->connections, k, s->n);
+        if (o->preconnect > 0)
+            lo.preconnect = share_of((uint64_t)o->preconnect, k, s->n);
         lo.max_inflight = (uint64_t)share_of(o->max_inflight, k, s->n);
         lo.live = 0;    /* the calling thread prints it, merged */
         lo.tick = NULL; /* and ticks */

@@ -147,12 +147,40 @@ frun --inbox "http://127.0.0.1:$SINK_PORT/inbox" --rate 100 --duration 1s --sign
 stop_sink
 expect_eq "$(sink_count peers)" 1 "without --source-ips: one source address"
 
+# 8b. connections opened before the first send (--preconnect): auto opens the first
+# second's activities' worth, at most --connections, and the run uses them; 0 opens each
+# when a request needs it (--no-check: no preflight connection in the sink's counts;
+# connections_before_first counts the one carrying the first request too)
+start_sink --status 202
+frun --inbox "http://127.0.0.1:$SINK_PORT/inbox" --rate 20 --duration 1s --sign none \
+    --mix create=1 --connections 8 --no-check
+stop_sink
+check "$RUN_RC" "a run with --preconnect auto exits 0" || show_run
+expect_eq "$(sink_count requests)/$(sink_count connections_before_first)/$(sink_count connections)" \
+    20/8/8 "auto: 8 connections open when the first request came, and no other opened"
+expect_eq "$(jget .config.preconnect)" auto "run.json's config says preconnect auto"
+start_sink --status 202
+frun --inbox "http://127.0.0.1:$SINK_PORT/inbox" --rate 20 --duration 1s --sign none \
+    --mix create=1 --connections 8 --preconnect 0 --no-check
+stop_sink
+check "$RUN_RC" "a run with --preconnect 0 exits 0" || show_run
+expect_eq "$(sink_count requests)/$(sink_count connections_before_first)" 20/1 \
+    "--preconnect 0: only the first request's own connection when it came"
+start_sink --status 202
+frun --inbox "http://127.0.0.1:$SINK_PORT/inbox" --rate 20 --duration 1s --sign none \
+    --mix create=1 --connections 8 --preconnect 3 --loops 2 --no-check
+stop_sink
+check "$RUN_RC" "a run with --preconnect 3 --loops 2 exits 0" || show_run
+expect_eq "$(sink_count requests)/$(sink_count connections_before_first)" 20/3 \
+    "--preconnect 3 shared by 2 loops: 3 connections open when the first request came"
+
 # 9. usage errors exit 2 with a message
 for args in "--rate 10" "--rate 10 --duration 1s" "--inbox http://127.0.0.1:1/ --stages 10" \
     "--inbox http://127.0.0.1:1/ --rate 10 --duration 1s --sign bogus" \
     "--inbox http://127.0.0.1:1/ --rate 10 --duration 1s --nope" \
     "--inbox http://127.0.0.1:1/ --rate 10 --duration 1s --bad-signatures 200%" \
-    "--inbox http://127.0.0.1:1/ --rate 10 --duration 1s --source-ips 10.0.0.9-10.0.0.1"; do
+    "--inbox http://127.0.0.1:1/ --rate 10 --duration 1s --source-ips 10.0.0.9-10.0.0.1" \
+    "--inbox http://127.0.0.1:1/ --rate 10 --duration 1s --preconnect many"; do
     # shellcheck disable=SC2086
     frun $args
     [ "$RUN_RC" -eq 2 ] && [ -s "$RUN_ERR" ] && [ ! -e "$RUN_DIR" ]
@@ -160,7 +188,7 @@ for args in "--rate 10" "--rate 10 --duration 1s" "--inbox http://127.0.0.1:1/ -
 done
 "$FLOOD" run --help >"$T_TMP/help" 2>&1
 check $? "flood run --help exits 0"
-for o in --rate --duration --stages --arrival --mix --max-inflight --timeout --connections \
+for o in --rate --duration --stages --arrival --mix --max-inflight --timeout --connections --preconnect \
     --source-ips --sign --bad-signatures --seed --persona --personas --inbox --resolve \
     --insecure --cacert --like-object --out --grace --signers --instances --fault; do
     grep -q -- "$o" "$T_TMP/help" || { check 1 "help documents $o"; continue; }

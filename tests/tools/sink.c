@@ -23,10 +23,12 @@
  *   eof-body      a body delimited by the connection's close (no length)
  *
  * Prints "port N" on stdout once listening. On SIGTERM/SIGINT or --exit-after, writes the
- * counts ("requests N", "create N", ...) to --stats FILE (or stdout) and exits 0. --dump
- * writes the first POST it receives (request line, headers, body) to FILE. --per-second
- * appends one line a second to FILE, "SECOND REQUESTS" (requests that second, counted from
- * the sink's start on CLOCK_MONOTONIC): the rate the sink measured. */
+ * counts ("requests N", "create N", ..., "connections N" accepted and
+ * "connections_before_first N" of them when the first request came, its own too) to
+ * --stats FILE (or stdout) and exits 0. --dump writes the first POST it receives (request
+ * line, headers, body) to FILE. --per-second appends one line a second to FILE, "SECOND
+ * REQUESTS" (requests that second, counted from the sink's start on CLOCK_MONOTONIC): the
+ * rate the sink measured. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -77,6 +79,8 @@ struct conn {
 static uint32_t peers[256]; /* distinct client IPv4 addresses seen (the first 256) */
 static size_t n_peers;
 static unsigned long long n_requests, n_create, n_like, n_follow, n_undo, n_other;
+/* connections accepted, and how many of them before the first request came */
+static unsigned long long n_conns, n_conns_first;
 static int status = 202;
 static long retry_after = -1;
 static enum mode mode = MODE_ANSWER;
@@ -233,7 +237,8 @@ static int handle(struct conn *c)
             return -1;
         if (c->len < head + body)
             return 0;
-        n_requests++;
+        if (n_requests++ == 0)
+            n_conns_first = n_conns;
         if (!strncmp(c->buf, "POST ", 5)) {
             count_body(c->buf + head, body);
             if (dump_path) {
@@ -269,8 +274,9 @@ static void write_stats(const char *path)
         return;
     fprintf(f,
             "requests %llu\ncreate %llu\nlike %llu\nfollow %llu\nundo %llu\nother %llu\n"
-            "peers %zu\n",
-            n_requests, n_create, n_like, n_follow, n_undo, n_other, n_peers);
+            "peers %zu\nconnections %llu\nconnections_before_first %llu\n",
+            n_requests, n_create, n_like, n_follow, n_undo, n_other, n_peers, n_conns,
+            n_conns_first);
     if (f != stdout)
         fclose(f);
     else
@@ -414,6 +420,7 @@ int main(int argc, char **argv)
                     if (j == n_peers && n_peers < 256)
                         peers[n_peers++] = peer.sin_addr.s_addr;
                     pl = sizeof(peer);
+                    n_conns++;
                     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
                     struct conn *c = calloc(1, sizeof(*c));
                     if (!c)

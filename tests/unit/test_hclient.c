@@ -360,6 +360,98 @@ static void test_misc(void)
     event_base_free(base);
 }
 
+/* Run base in 10 ms turns until *n reaches want or 10 s pass; 1 when it did. */
+static int spin_until(struct event_base *base, const atomic_int *n, int want)
+{
+    for (int i = 0; i < 1000 && atomic_load(n) < want; i++) {
+        struct timeval tv = {0, 10000};
+        event_base_loopexit(base, &tv);
+        event_base_dispatch(base);
+    }
+    return atomic_load(n) >= want;
+}
+
+/* Connections opened ahead (hc_preconnect): the requests take them, a reused one the
+ * server closes is retried, one that never connects is closed at its deadline. */
+static void test_preconnect(void)
+{
+    struct event_base *base = event_base_new();
+    static struct run r;
+    char url[128];
+    struct srv s;
+    struct flood_err err;
+
+    srv_start(&s, SRV_NORMAL, 0, NULL);
+    snprintf(url, sizeof(url), "http://127.0.0.1:%u/inbox", s.port);
+    struct hc_opts o3 = {.connections = 3};
+    struct hc_client *c = hc_new(base, &o3, &err);
+    CHECK(hc_preconnect(c, url, 10, now_ns() + 20000000000LL) == 3,
+          "preconnect: at most --connections started");
+    CHECK(spin_until(base, &s.n_conns, 3), "preconnect: the server accepted 3 before any request");
+    prep(&r, c, base, url, 6, 10000, 0);
+    go(&r);
+    CHECK(count(&r, HC_OK, 202) == 6 && hc_connects(c) == 3,
+          "preconnect: 6 answers on the 3 connections opened ahead (%llu opened)",
+          (unsigned long long)hc_connects(c));
+    CHECK(r.res[0].reused && r.res[1].reused && r.res[2].reused,
+          "preconnect: the first requests went on open connections");
+    CHECK(hc_preconnect(c, "not a url", 2, 0) == 0, "preconnect: a bad URL starts none");
+    hc_free(c);
+    srv_stop(&s);
+
+    /* the server closes an opened-ahead connection at its first request: retried once on
+     * a fresh one (which it closes too: reset) */
+    srv_start(&s, SRV_SILENT_AFTER, 0, NULL);
+    snprintf(url, sizeof(url), "http://127.0.0.1:%u/inbox", s.port);
+    struct hc_opts o1 = {.connections = 1};
+    c = hc_new(base, &o1, &err);
+    CHECK(hc_preconnect(c, url, 1, now_ns() + 20000000000LL) == 1, "preconnect: one started");
+    CHECK(spin_until(base, &s.n_conns, 1), "preconnect: the server accepted it");
+    prep(&r, c, base, url, 1, 10000, 0);
+    go(&r);
+    CHECK(count(&r, HC_RESET, 0) == 1 && hc_connects(c) == 2,
+          "preconnect: closed unanswered, retried on a fresh connection (%llu opened)",
+          (unsigned long long)hc_connects(c));
+    hc_free(c);
+    srv_stop(&s);
+
+    /* https to a listener that never accepts: the handshake never ends; past its
+     * deadline the connection closes and a request opens its own (which times out) */
+    int lfd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t al = sizeof(a);
+    CHECK(lfd >= 0 && bind(lfd, (struct sockaddr *)&a, sizeof(a)) == 0 && listen(lfd, 8) == 0 &&
+              getsockname(lfd, (struct sockaddr *)&a, &al) == 0,
+          "preconnect: a listener that never accepts");
+    snprintf(url, sizeof(url), "https://127.0.0.1:%u/inbox", ntohs(a.sin_port));
+    struct hc_opts oi = {.connections = 1, .insecure = 1};
+    c = hc_new(base, &oi, &err);
+    CHECK(hc_preconnect(c, url, 1, now_ns() + 100000000) == 1, "preconnect: started (TLS)");
+    struct timeval tv = {0, 400000}; /* the sweep closes it within 10 ms of the deadline */
+    event_base_loopexit(base, &tv);
+    event_base_dispatch(base);
+    prep(&r, c, base, url, 1, 300, 0);
+    go(&r);
+    CHECK(count(&r, HC_TIMEOUT, 0) == 1 && hc_connects(c) == 2,
+          "preconnect: one never connected is closed at its deadline (%llu opened)",
+          (unsigned long long)hc_connects(c));
+    hc_free(c);
+    close(lfd);
+
+    /* refused: the requests end refused, as without */
+    snprintf(url, sizeof(url), "http://127.0.0.1:%u/inbox", srv_dead_port());
+    c = hc_new(base, &o3, &err);
+    hc_preconnect(c, url, 3, now_ns() + 20000000000LL);
+    tv = (struct timeval){0, 50000};
+    event_base_loopexit(base, &tv);
+    event_base_dispatch(base);
+    prep(&r, c, base, url, 2, 10000, 0);
+    go(&r);
+    CHECK(count(&r, HC_REFUSED, 0) == 2 && once_each(&r), "preconnect: refused stays refused");
+    hc_free(c);
+    event_base_free(base);
+}
+
 static SSL_CTX *server_ctx(const struct tls_files *tf)
 {
     SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
@@ -447,6 +539,7 @@ int main(void)
     test_parser();
     test_plain();
     test_misc();
+    test_preconnect();
     test_tls();
     return check_done();
 }
