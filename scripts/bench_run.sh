@@ -203,22 +203,29 @@ http_path() {
     echo "bench: $label: wrk closed loop, 64 connections, $(wc -c <"$TMP/body.json") byte body: ${wrk_rps} req/s, $wrk_pc req per CPU-second"
     local best=0 mbest=0 best_pc=0 mbest_pc=0 limit=""
     for rate in 1000 2000 3000 5000 7500 10000 15000 20000 30000 40000 50000 60000 80000; do
-        run_flood "$label-$rate" --inbox "$url" --rate "$rate" --duration "${step_s}s" \
-            --sign none --timeout 5s --loops 1 --insecure
-        local lag ok cpu pc verdict="not sustained"
-        lag=$(j "$label-$rate" '.totals.dispatch_lag_ms.p99')
-        ok=$(j "$label-$rate" '.totals.outcomes["202"]')
-        cpu=$(j "$label-$rate" '.generator.loop_cpu_share')
-        pc=$(per_cpu "$label-$rate")
-        if sustained "$label-$rate" "$rate" 1.0; then
-            verdict="sustained"
-            best=$rate best_pc=$pc
-        fi
-        if sustained "$label-$rate" "$rate" "$LAG_MACHINE"; then
-            mbest=$rate mbest_pc=$pc
-            [ "$best" = "$rate" ] || verdict="sustained within the machine's lateness ($LAG_MACHINE ms)"
-        fi
-        echo "bench:   $label --sign none at $rate/s: $verdict ($ok of $((rate * step_s)) answered, lag p99 $lag ms, event loop $(printf '%.2f' "$cpu") of a core, $pc req per CPU-second)"
+        # a rate not sustained is tried once more (both printed): one stall of this shared
+        # machine should not end the steps, a rate flood cannot hold fails twice
+        local try lag ok cpu pc verdict
+        for try in 1 2; do
+            run_flood "$label-$rate" --inbox "$url" --rate "$rate" --duration "${step_s}s" \
+                --sign none --timeout 5s --loops 1 --insecure
+            verdict="not sustained"
+            lag=$(j "$label-$rate" '.totals.dispatch_lag_ms.p99')
+            ok=$(j "$label-$rate" '.totals.outcomes["202"]')
+            cpu=$(j "$label-$rate" '.generator.loop_cpu_share')
+            pc=$(per_cpu "$label-$rate")
+            if sustained "$label-$rate" "$rate" 1.0; then
+                verdict="sustained"
+                best=$rate best_pc=$pc
+            fi
+            if sustained "$label-$rate" "$rate" "$LAG_MACHINE"; then
+                mbest=$rate mbest_pc=$pc
+                [ "$best" = "$rate" ] || verdict="sustained within the machine's lateness ($LAG_MACHINE ms)"
+            fi
+            echo "bench:   $label --sign none at $rate/s$([ "$try" = 2 ] && echo ", again"): $verdict ($ok of $((rate * step_s)) answered, lag p99 $lag ms, event loop $(printf '%.2f' "$cpu") of a core, $pc req per CPU-second)"
+            [ "$best" = "$rate" ] && break
+            [ "$try" = 1 ] && rm -rf "${TMP:?}/$label-$rate"
+        done
         if [ "$mbest" != "$rate" ]; then
             limit="at $rate/s: event loop $(printf '%.2f' "$cpu") of a core, lag p99 $lag ms, $ok of $((rate * step_s)) answered"
             break
@@ -255,59 +262,55 @@ lratio=$(awk -v a="$l2" -v b="$l1" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }
 echo "bench: loops: requests per CPU-second with 2 loops against 1 at $lrate/s (sum of 2 rounds): ratio $lratio (aim: within 10%, >= 0.90)"
 
 # ---- 2. the signed path ----------------------------------------------------------------
+# signed_steps TAG LABEL CPUS SIGNERS CAP: step the signed path down from CAP (fractions
+# of it) on CPUS until a rate is sustained with lag p99 <= 1 ms; sets s_best to that rate
+# and s_mbest to the first sustained within the machine's lateness
+signed_steps() {
+    local tag=$1 label=$2 cpus=$3 signers=$4 cap=$5 f rate lag nr verdict
+    s_best=0
+    s_mbest=0
+    for f in 1.00 0.95 0.90 0.85 0.80 0.70 0.60 0.50; do
+        rate=$(awk -v c="$cap" -v f="$f" 'BEGIN { printf "%d", c * f }')
+        GEN_CPU=$cpus run_flood "$tag-$rate" --inbox "$INBOX" --rate "$rate" \
+            --duration "${step_s}s" --sign cavage --signers "$signers" --timeout 5s
+        lag=$(j "$tag-$rate" '.totals.dispatch_lag_ms.p99')
+        nr=$(j "$tag-$rate" '.generator.not_ready')
+        verdict="not sustained"
+        if sustained "$tag-$rate" "$rate" "$LAG_MACHINE"; then
+            [ "$s_mbest" = 0 ] && s_mbest=$rate
+            verdict="sustained within the machine's lateness ($LAG_MACHINE ms)"
+        fi
+        if sustained "$tag-$rate" "$rate" 1.0; then
+            s_best=$rate
+            verdict="sustained"
+        fi
+        echo "bench:   RSA-2048 cavage$label at $rate/s ($f of openssl): $verdict (lag p99 $lag ms, $nr not signed in time)"
+        [ "$s_best" = 0 ] || break
+    done
+}
+ratio_of() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
+
 ossl=$(taskset -c "${GEN_CPU%%-*}" openssl speed -seconds 2 rsa2048 2>/dev/null |
     awk '/^rsa 2048 bits/ {print $6}')
 S=$gen_cores
 cap=$(awk -v o="$ossl" -v s="$S" 'BEGIN { printf "%d", o * s }')
-sbest=0
-smbest=0
-for f in 1.00 0.95 0.90 0.85 0.80 0.70 0.60 0.50; do
-    rate=$(awk -v c="$cap" -v f="$f" 'BEGIN { printf "%d", c * f }')
-    run_flood "rsa-$rate" --inbox "$INBOX" --rate "$rate" --duration "${step_s}s" --sign cavage \
-        --signers "$S" --timeout 5s
-    lag=$(j "rsa-$rate" '.totals.dispatch_lag_ms.p99')
-    nr=$(j "rsa-$rate" '.generator.not_ready')
-    verdict="not sustained"
-    if sustained "rsa-$rate" "$rate" "$LAG_MACHINE"; then
-        [ "$smbest" = 0 ] && smbest=$rate
-        verdict="sustained within the machine's lateness ($LAG_MACHINE ms)"
-    fi
-    if sustained "rsa-$rate" "$rate" 1.0; then
-        sbest=$rate
-        verdict="sustained"
-    fi
-    echo "bench:   RSA-2048 cavage at $rate/s ($f of openssl): $verdict (lag p99 $lag ms, $nr not signed in time)"
-    [ "$sbest" = 0 ] || break
-done
-sratio=$(awk -v a="$sbest" -v b="$cap" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
-smratio=$(awk -v a="$smbest" -v b="$cap" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
+signed_steps rsa "" "$GEN_CPU" "$S" "$cap"
+sbest=$s_best smbest=$s_mbest
+sratio=$(ratio_of "$sbest" "$cap")
+smratio=$(ratio_of "$smbest" "$cap")
 echo "bench: signed path: $S signer(s) on $gen_cores core(s) (shared with the event loop) sustain $sbest/s (<= 1 ms) and $smbest/s (<= $LAG_MACHINE ms); $S x openssl speed rsa2048 = $cap sign/s: ratio $sratio, $smratio within the machine's lateness (aim >= 0.9)"
 
-# 2b. the same on the whole machine: a signer on every core and the loop among them, not
-# pinned (nginx shares core 0, at these rates a tenth of it), against `openssl speed
-# -multi` on every core: what a machine of this size signs, where the pinned step above
-# also charges the loop's share of one core to one signer
-ossl_all=$(openssl speed -seconds 2 -multi "$cores" rsa2048 2>/dev/null |
-    awk '/^rsa 2048 bits/ {print $6}')
-cap_all=$(awk -v o="$ossl_all" 'BEGIN { printf "%d", o }')
-abest=0
-for f in 0.95 0.90 0.85 0.80 0.70; do
-    rate=$(awk -v c="$cap_all" -v f="$f" 'BEGIN { printf "%d", c * f }')
-    "$FLOOD" run "${common[@]}" --out "$TMP/rsa-all-$rate" --inbox "$INBOX" --rate "$rate" \
-        --duration "${step_s}s" --sign cavage --signers "$cores" --timeout 5s \
-        >"$TMP/rsa-all-$rate.out" 2>"$TMP/rsa-all-$rate.err"
-    lag=$(j "rsa-all-$rate" '.totals.dispatch_lag_ms.p99')
-    nr=$(j "rsa-all-$rate" '.generator.not_ready')
-    verdict="not sustained"
-    if sustained "rsa-all-$rate" "$rate" "$LAG_MACHINE"; then
-        abest=$rate
-        verdict="sustained within the machine's lateness ($LAG_MACHINE ms)"
-    fi
-    echo "bench:   RSA-2048 cavage, $cores signers on every core, at $rate/s ($f of openssl -multi): $verdict (lag p99 $lag ms, $nr not signed in time)"
-    [ "$abest" = 0 ] || break
-done
-aratio=$(awk -v a="$abest" -v b="$cap_all" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
-echo "bench: signed path, the whole machine: $cores signers and the loop on $cores cores sustain $abest/s; openssl speed -multi $cores rsa2048 = $cap_all sign/s: ratio $aratio (aim >= 0.9)"
+# 2b. the whole machine: a signer on every core and the loop among them (nginx shares core
+# 0, at these rates a tenth of it), against `openssl speed -multi` on every core: what a
+# machine of this size signs, where the pinned step above also charges the loop's share of
+# its one core to one signer
+cap_all=$(openssl speed -seconds 2 -multi "$cores" rsa2048 2>/dev/null |
+    awk '/^rsa 2048 bits/ {printf "%d", $6}')
+signed_steps rsa-all ", $cores signers on every core," "0-$((cores - 1))" "$cores" "$cap_all"
+abest=$s_best ambest=$s_mbest
+aratio=$(ratio_of "$abest" "$cap_all")
+amratio=$(ratio_of "$ambest" "$cap_all")
+echo "bench: signed path, the whole machine: $cores signers and the loop on $cores cores sustain $abest/s (<= 1 ms) and $ambest/s (<= $LAG_MACHINE ms); openssl speed -multi $cores rsa2048 = $cap_all sign/s: ratio $aratio, $amratio within the machine's lateness (aim >= 0.9)"
 
 # ---- 3. pacing -------------------------------------------------------------------------
 # pace NAME RATE: the worst whole second's deviation from the rate (seconds 1 .. n-2), lag
@@ -363,4 +366,4 @@ wait "$FPID" 2>/dev/null
 kill "$HPID" 2>/dev/null
 inflight=$(jq -r '[.series[].in_flight] | max' "$TMP/rss/run.json" 2>/dev/null)
 echo "bench: memory: resident $((peak / 1024)) MB with up to $inflight requests in flight (aim: 10000 under 200 MB)"
-echo "bench: figures: machine_wakeup_p99_ms=$base_p99 wrk=$http_wrk none_max=$http_best ratio=$http_ratio cpu_ratio=$http_cpu_ratio wrk_https=$https_wrk https_max=$https_best https_ratio=$https_ratio https_cpu_ratio=$https_cpu_ratio http_machine_ratio=$http_mratio http_machine_cpu_ratio=$http_mcpu_ratio https_machine_ratio=$https_mratio https_machine_cpu_ratio=$https_mcpu_ratio loops_ratio=$lratio signed_max=$sbest signed_max_machine=$smbest openssl_x_S=$cap signed_ratio=$sratio signed_ratio_machine=$smratio openssl_multi=$cap_all signed_all_max=$abest signed_all_ratio=$aratio rss_mb=$((peak / 1024))"
+echo "bench: figures: machine_wakeup_p99_ms=$base_p99 wrk=$http_wrk none_max=$http_best ratio=$http_ratio cpu_ratio=$http_cpu_ratio wrk_https=$https_wrk https_max=$https_best https_ratio=$https_ratio https_cpu_ratio=$https_cpu_ratio http_machine_ratio=$http_mratio http_machine_cpu_ratio=$http_mcpu_ratio https_machine_ratio=$https_mratio https_machine_cpu_ratio=$https_mcpu_ratio loops_ratio=$lratio signed_max=$sbest signed_max_machine=$smbest openssl_x_S=$cap signed_ratio=$sratio signed_ratio_machine=$smratio openssl_multi=$cap_all signed_all_max=$abest signed_all_ratio=$aratio signed_all_ratio_machine=$amratio rss_mb=$((peak / 1024))"
