@@ -177,12 +177,17 @@ static void start(struct sender_loop *s, struct signer_req *r)
 
 /* ---- the schedule -------------------------------------------------------------------- */
 
-/* Walk the schedule past the activities of the other loops: this loop sends seq only when
- * seq mod count == index (the intended times stay the schedule's). */
+/* This loop sends activity seq only when seq mod count == index. */
+static int loop_owns(const struct sender_loop *s, uint64_t seq)
+{
+    return s->cfg.count <= 1 || seq % (uint64_t)s->cfg.count == (uint64_t)s->cfg.index;
+}
+
+/* Walk the schedule past the activities of the other loops (the intended times stay the
+ * schedule's). */
 static void skip_others(struct sender_loop *s)
 {
-    while (s->cfg.count > 1 && s->next_t >= 0 &&
-           s->next_seq % (uint64_t)s->cfg.count != (uint64_t)s->cfg.index) {
+    while (s->next_t >= 0 && !loop_owns(s, s->next_seq)) {
         s->next_seq++;
         s->next_t = sched_next(&s->sched);
     }
@@ -492,7 +497,7 @@ static long first_second(const struct sender_loop *s, long cap)
         int64_t t = sched_next(&sc);
         if (t < 0 || t >= 1000000000)
             break;
-        if (s->cfg.count <= 1 || seq % (uint64_t)s->cfg.count == (uint64_t)s->cfg.index)
+        if (loop_owns(s, seq))
             n++;
     }
     return n;
