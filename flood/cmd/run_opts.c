@@ -196,7 +196,8 @@ static const char run_help[] =
     "  --sign D             cavage (default), rfc9421, cavage,rfc9421, rfc9421,cavage (a second\n"
     "                       knock with the other dialect on 400/401, counted), or none\n"
     "  --signers S          signer threads (default: cores - loops, at least 1)\n"
-    "  --lookahead T        how far ahead of its time a request is signed (default 1s)\n"
+    "  --lookahead T        how far ahead of its time a request is signed (default 1s,\n"
+    "                       100ms with --sign none)\n"
     "  --bad-signatures P%  that share deliberately bad: wrong key, Date two hours old, body\n"
     "                       not matching its digest (each syntactically valid); a target\n"
     "                       answering 2xx to one is reported (accepted_bad)\n"
@@ -685,7 +686,7 @@ void run_opts_init(struct run_opts *ro)
     ro->sndo.loops = 0; /* the default is settled from the cores and --sign */
     ro->sndo.grace_ms = 5000;
     ro->accept_wait_ms = -1;
-    ro->lookahead_s = 1.0;
+    ro->lookahead_s = 0; /* settled from --sign */
     ro->arrival = SCHED_CONSTANT;
     ro->reply_depth = 3;
     ro->unseen_pct = 50;
