@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -39,6 +40,7 @@
  * deadlines here are absolute and differ. One timer walking the busy connections costs a
  * compare per request in flight every 10 ms, and 10 ms is far inside any --timeout. */
 #define HC_SWEEP_MS 10
+#define HC_READ_MAX 16384 /* a plain read's buffer: an answer's head fits many times */
 
 const char *hc_outcome_name(enum hc_outcome o)
 {
@@ -68,6 +70,15 @@ static int64_t mono_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* CLOCK_MONOTONIC ns of a CLOCK_REALTIME receive time: now less its age. */
+static int64_t mono_of_real(int64_t real_ns)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    int64_t age = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec - real_ns;
+    return mono_ns() - (age > 0 ? age : 0);
 }
 
 /* ---- lists ---------------------------------------------------------------------------- */
@@ -197,9 +208,17 @@ static void conn_close(struct hc_conn *k)
          * send none on a connection they drop */
         SSL_set_shutdown(k->ssl, SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN);
     }
+    if (k->in_poll)
+        epoll_ctl(c->efd, EPOLL_CTL_DEL, bufferevent_getfd(k->bev), NULL);
     /* frees the output buffer too: a body still referenced there is dropped unread */
     bufferevent_free(k->bev);
-    free(k);
+    k->bev = NULL;
+    if (c->polling) { /* an event of this poll may still name k */
+        k->dead = 1;
+        k->next = c->dead;
+        c->dead = k;
+    } else
+        free(k);
 }
 
 /* The fd of a new non-blocking TCP connection to o, connect() under way (or done).
@@ -413,6 +432,7 @@ static void conn_assign(struct hc_conn *k, struct hc_req *r)
     k->req = r;
     r->conn = k;
     k->got_bytes = 0;
+    k->rx_ns = 0;
     hc_parse_init(&k->parse);
     if (write_request(k) < 0)
         conn_lost(k, BEV_EVENT_WRITING | BEV_EVENT_ERROR, errno, 0);
@@ -459,8 +479,8 @@ static void pump(struct hc_client *c, struct hc_origin *o)
     }
 }
 
-/* The final answer on k was read whole. */
-static void answer_done(struct hc_conn *k, int eof)
+/* The final answer on k was read whole; extra: bytes came after it. */
+static void answer_done(struct hc_conn *k, int eof, int extra)
 {
     struct hc_client *c = k->c;
     struct hc_origin *o = k->o;
@@ -468,9 +488,10 @@ static void answer_done(struct hc_conn *k, int eof)
     k->req = NULL;
     k->served++;
     r->res.retry_after = k->parse.last_ra;
+    r->res.answered_ns = !k->ssl && k->rx_ns ? mono_of_real(k->rx_ns) : 0;
     /* reusable only when the answer allows it, nothing came after it and the whole request
      * went out (an early answer leaves the body's rest behind: curl closes then too) */
-    int keep = !eof && k->parse.last_keep && !c->cancelling &&
+    int keep = !eof && !extra && k->parse.last_keep && !c->cancelling &&
                evbuffer_get_length(bufferevent_get_input(k->bev)) == 0 &&
                evbuffer_get_length(bufferevent_get_output(k->bev)) == 0;
     finish(c, r, HC_OK, k->parse.last_status, 0);
@@ -527,41 +548,126 @@ static void conn_lost(struct hc_conn *k, short what, int err, unsigned long ssle
     pump(c, o);
 }
 
+/* Bytes came on k where no request waits for them: it cannot be trusted again. */
+static void conn_unasked(struct hc_conn *k)
+{
+    struct hc_client *c = k->c;
+    struct hc_origin *o = k->o;
+    conn_close(k);
+    pump(c, o);
+}
+
+/* n bytes of k's answer for its parser, *used of them taken. 0: more are wanted; 1: the
+ * final answer is whole (the caller ends it); -1: not HTTP, the request ended
+ * HC_PROTOCOL and k is gone. */
+static int feed(struct hc_conn *k, const char *p, size_t n, size_t *used)
+{
+    k->got_bytes = 1;
+    int rc = hc_parse_run(&k->parse, p, n, used);
+    if (rc < 0) {
+        struct hc_client *c = k->c;
+        struct hc_origin *o = k->o;
+        struct hc_req *r = k->req;
+        k->req = NULL;
+        conn_close(k);
+        finish(c, r, HC_PROTOCOL, 0, 0);
+        pump(c, o);
+    }
+    return rc;
+}
+
+/* https: the answer as the OpenSSL bufferevent decrypted it. */
 static void on_read(struct bufferevent *bev, void *arg)
 {
     struct hc_conn *k = arg;
     struct evbuffer *in = bufferevent_get_input(bev);
     if (!k->req) {
-        /* bytes nobody asked for on an idle connection: it cannot be trusted again */
-        struct hc_client *c = k->c;
-        struct hc_origin *o = k->o;
-        conn_close(k);
-        pump(c, o);
+        conn_unasked(k);
         return;
     }
-    k->got_bytes = 1;
     for (;;) {
         struct evbuffer_iovec v;
         if (evbuffer_peek(in, -1, NULL, &v, 1) < 1 || v.iov_len == 0)
             return; /* more to come */
         size_t used = 0;
-        int rc = hc_parse_run(&k->parse, v.iov_base, v.iov_len, &used);
-        evbuffer_drain(in, used);
-        if (rc < 0) {
-            struct hc_client *c = k->c;
-            struct hc_origin *o = k->o;
-            struct hc_req *r = k->req;
-            k->req = NULL;
-            conn_close(k);
-            finish(c, r, HC_PROTOCOL, 0, 0);
-            pump(c, o);
+        int rc = feed(k, v.iov_base, v.iov_len, &used);
+        if (rc < 0)
             return;
-        }
+        evbuffer_drain(in, used);
         if (rc > 0) {
-            answer_done(k, 0);
+            answer_done(k, 0, 0);
             return;
         }
     }
+}
+
+static void conn_ended(struct hc_conn *k, short what, int err, unsigned long sslerr);
+
+/* Plain: one recvmsg() into the stack, the parser fed from there (a bufferevent asks the
+ * socket's size with FIONREAD before it reads into its buffer: two system calls a read,
+ * and a copy), with the kernel's receive time. Level-triggered: what a full buffer leaves
+ * comes at the next poll. */
+static void plain_read(struct hc_conn *k)
+{
+    char buf[HC_READ_MAX];
+    union {
+        char b[CMSG_SPACE(sizeof(struct timespec))];
+        struct cmsghdr align;
+    } ctl;
+    struct iovec iov = {.iov_base = buf, .iov_len = sizeof(buf)};
+    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1};
+    ssize_t n;
+    do {
+        m.msg_control = ctl.b;
+        m.msg_controllen = sizeof(ctl.b);
+        n = recvmsg(bufferevent_getfd(k->bev), &m, 0);
+    } while (n < 0 && errno == EINTR);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        return;
+    if (n <= 0) {
+        conn_ended(k, (short)(BEV_EVENT_READING | (n == 0 ? BEV_EVENT_EOF : BEV_EVENT_ERROR)),
+                   n == 0 ? 0 : errno, 0);
+        return;
+    }
+    if (!k->req) {
+        conn_unasked(k);
+        return;
+    }
+    for (struct cmsghdr *cm = CMSG_FIRSTHDR(&m); cm; cm = CMSG_NXTHDR(&m, cm))
+        if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_TIMESTAMPNS) {
+            struct timespec ts;
+            memcpy(&ts, CMSG_DATA(cm), sizeof(ts));
+            k->rx_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+        }
+    const char *p = buf;
+    size_t left = (size_t)n;
+    while (left > 0) {
+        size_t used = 0;
+        int rc = feed(k, p, left, &used);
+        if (rc < 0)
+            return;
+        p += used;
+        left -= used;
+        if (rc > 0) {
+            answer_done(k, 0, left > 0);
+            return;
+        }
+        if (used == 0)
+            return; /* the parser took nothing and did not fail: wait for more */
+    }
+}
+
+/* A plain connection just connected: its reads go to the client's epoll set. -1 and errno. */
+static int plain_watch(struct hc_conn *k)
+{
+    int fd = bufferevent_getfd(k->bev), one = 1;
+    /* the answer's arrival time, for answers read later than they came (hc_defer_reads) */
+    setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one));
+    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = k};
+    if (epoll_ctl(k->c->efd, EPOLL_CTL_ADD, fd, &ev) < 0)
+        return -1;
+    k->in_poll = 1;
+    return 0;
 }
 
 static void on_write(struct bufferevent *bev, void *arg)
@@ -579,9 +685,15 @@ static void on_event(struct bufferevent *bev, short what, void *arg)
     if (what & BEV_EVENT_CONNECTED) {
         if (k->ssl && SSL_session_reused(k->ssl))
             k->c->tls_resumed++;
-        if (!k->o->tls)
-            bufferevent_disable(bev, EV_WRITE); /* conn_flush writes */
-        bufferevent_enable(bev, EV_READ);
+        if (k->o->tls)
+            bufferevent_enable(bev, EV_READ);
+        else {
+            bufferevent_disable(bev, EV_WRITE); /* conn_flush writes, hc_poll reads */
+            if (plain_watch(k) < 0) {
+                conn_lost(k, BEV_EVENT_ERROR, errno, 0);
+                return;
+            }
+        }
         if (!k->req) {
             struct hc_client *c = k->c;
             struct hc_origin *o = k->o;
@@ -605,10 +717,17 @@ static void on_event(struct bufferevent *bev, short what, void *arg)
     if (k->ssl)
         while ((e = bufferevent_get_openssl_error(bev)))
             sslerr = e;
+    conn_ended(k, what, err, sslerr);
+}
+
+/* k was closed, reset or failed (what: in the bufferevent's flags): a close-delimited
+ * answer ends whole, anything else is lost. */
+static void conn_ended(struct hc_conn *k, short what, int err, unsigned long sslerr)
+{
     if ((what & BEV_EVENT_EOF) && k->req && k->state == HC_CONN_BUSY && k->got_bytes) {
         int rc = hc_parse_run_eof(&k->parse);
         if (rc > 0) { /* a close-delimited body ended */
-            answer_done(k, 1);
+            answer_done(k, 1, 0);
             return;
         }
     }
@@ -637,6 +756,7 @@ static void on_sweep(evutil_socket_t fd, short what, void *arg)
     (void)what;
     struct hc_client *c = arg;
     c->sweep_on = 0;
+    hc_poll(c); /* an answer waiting in its socket is not late */
     int64_t now = mono_ns();
     struct hc_conn *k = c->busy, *next;
     for (; k; k = next) {
@@ -703,6 +823,53 @@ long hc_preconnect(struct hc_client *c, const char *url, long n, int64_t deadlin
     return started;
 }
 
+void hc_poll(struct hc_client *c)
+{
+    struct epoll_event ev[64];
+    c->polling++;
+    /* a few rounds at most: a socket read whole drops out; one flooding its answer does
+     * not hold the loop */
+    for (int round = 0; round < 4; round++) {
+        int n = epoll_wait(c->efd, ev, 64, 0);
+        for (int i = 0; i < n; i++) {
+            struct hc_conn *k = ev[i].data.ptr;
+            if (!k->dead)
+                plain_read(k);
+        }
+        if (n < 64)
+            break;
+    }
+    if (--c->polling == 0)
+        while (c->dead) {
+            struct hc_conn *k = c->dead;
+            c->dead = k->next;
+            free(k);
+        }
+}
+
+static void on_answers(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    hc_poll(arg);
+}
+
+void hc_defer_reads(struct hc_client *c, int on)
+{
+    if (!on == !c->deferring)
+        return;
+    if (on)
+        event_del(c->eev);
+    else
+        event_add(c->eev, NULL);
+    c->deferring = on;
+}
+
+int hc_queued(const struct hc_client *c)
+{
+    return c->queued != NULL;
+}
+
 uint64_t hc_in_flight(const struct hc_client *c)
 {
     return c->in_flight;
@@ -749,6 +916,10 @@ void hc_free(struct hc_client *c)
         event_free(c->sweep_ev);
     if (c->fin_ev)
         event_free(c->fin_ev);
+    if (c->eev)
+        event_free(c->eev);
+    if (c->efd >= 0)
+        close(c->efd);
     hc_client_free_setup(c);
 }
 
@@ -759,7 +930,10 @@ struct hc_client *hc_new(struct event_base *base, const struct hc_opts *o, struc
         return NULL;
     c->fin_ev = event_new(base, -1, 0, on_fin, c);
     c->sweep_ev = evtimer_new(base, on_sweep, c);
-    if (!c->fin_ev || !c->sweep_ev) {
+    c->efd = epoll_create1(EPOLL_CLOEXEC);
+    if (c->efd >= 0)
+        c->eev = event_new(base, c->efd, EV_READ | EV_PERSIST, on_answers, c);
+    if (!c->fin_ev || !c->sweep_ev || !c->eev || event_add(c->eev, NULL) < 0) {
         flood_err_set(err, FLOOD_EIO, "hclient: cannot make libevent events");
         hc_free(c);
         return NULL;

@@ -4,7 +4,10 @@
  * TLS session reused on every new connection), one request in flight per connection (no
  * pipelining), the rest queued in order at the origin. Requests are written as prebuilt
  * bytes and answers read with a packaged parser (http-parser); the body of an answer is
- * read and dropped, only its status and whether it carried Retry-After are kept.
+ * read and dropped, only its status and whether it carried Retry-After are kept. Plain
+ * connections are read from an epoll set of the client's own (one recvmsg an answer, with
+ * the kernel's receive time), which the caller may leave unwatched between its own wakes
+ * (hc_defer_reads).
  *
  * What a target may do is handled and classified: keep-alive and Connection: close,
  * HTTP/1.0 answers, sized, chunked and close-delimited bodies, 1xx answers before the
@@ -44,6 +47,10 @@ struct hc_result {
     int retry_after; /* the answer carried a Retry-After header */
     int os_errno;    /* for transport outcomes, when known */
     int reused;      /* sent on a connection that had carried an earlier request */
+    /* plain http: when the answer's last bytes reached this host (the kernel's receive
+     * time, SO_TIMESTAMPNS, on CLOCK_MONOTONIC), true however late the loop read them;
+     * 0 where unknown (https: the caller's clock when done is called stands for it) */
+    int64_t answered_ns;
 };
 
 struct hc_opts {
@@ -96,6 +103,17 @@ void hc_send(struct hc_client *c, struct hc_req *req);
  * (0 for a URL that cannot be reached). wrk's connections are open before it measures; a
  * sender that opened its own in the first second would be late by its handshakes. */
 long hc_preconnect(struct hc_client *c, const char *url, long n, int64_t deadline_ns);
+/* Plain connections' answers: read whatever has come (done is called on the loop's next
+ * turn). hc_poll never blocks; the client calls it itself when it is woken for an answer
+ * and before it judges deadlines. */
+void hc_poll(struct hc_client *c);
+/* on = 1: an answer on a plain connection no longer wakes the loop; it waits in its socket
+ * until hc_poll (the caller's next wake) or the client's deadline sweep (10 ms at most),
+ * and answered_ns says when it came. For a sender whose next wake is near anyway: one
+ * wake a request where an answer's own would make two. on = 0: answers wake the loop. */
+void hc_defer_reads(struct hc_client *c, int on);
+/* 1 when a request waits at its origin for a connection to free (all --connections busy). */
+int hc_queued(const struct hc_client *c);
 /* Requests started and not yet done (queued or on a connection). */
 uint64_t hc_in_flight(const struct hc_client *c);
 /* Connections opened so far (a measure of reuse). */

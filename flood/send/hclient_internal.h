@@ -27,7 +27,10 @@ struct hc_conn {
     struct hc_client *c;
     struct hc_origin *o;
     struct bufferevent *bev;
-    SSL *ssl; /* https: owned by bev */
+    SSL *ssl;      /* https: owned by bev */
+    int in_poll;   /* plain, once connected: on the client's epoll set (read there, not by bev) */
+    int dead;      /* closed inside hc_poll: freed when it ends (an event may still name it) */
+    int64_t rx_ns; /* the kernel's receive time (CLOCK_REALTIME) of the latest bytes read */
     struct hc_req *req;
     enum hc_conn_state state;
     uint32_t src;         /* the source address it is bound to, 0 for none */
@@ -85,6 +88,12 @@ struct hc_client {
     int cancelling;
     uint64_t in_flight, connects, tls_resumed;
     long n_pre; /* connections opened ahead and still connecting */
+    /* plain connections' reads: an epoll set of their own, its fd watched by eev unless
+     * reads are deferred (hc_defer_reads) */
+    int efd;
+    struct event *eev;
+    int deferring, polling;
+    struct hc_conn *dead; /* closed during hc_poll, freed at its end */
 };
 
 /* hclient_origin.c */

@@ -339,6 +339,7 @@ struct hc_client *hc_client_setup(struct event_base *base, const struct hc_opts 
         return NULL;
     }
     struct hc_client *c = flood_xcalloc(1, sizeof(*c));
+    c->efd = -1;
     c->base = base;
     c->connections = o->connections > 0 ? o->connections : 64;
     c->insecure = o->insecure;

@@ -25,6 +25,16 @@
  * context switch) per request. Below that rate every request still wakes the loop at its
  * own intended time. Between two wakes, responses the loop handles send what fell due. */
 #define DISPATCH_QUANTUM_NS 200000
+/* When the next dispatch is at most DEFER_READS_NS away and the loop sent at most
+ * DEFER_READS_MAX in the last whole window, an answer does not wake the loop: it is read at
+ * the next dispatch (or the client's 10 ms sweep), timed by its arrival (hc_defer_reads).
+ * From 1,000 to 20,000 requests a second a loop, each wake sends and reads where an
+ * answer's own wake made two (each preempting the signer on a shared core). Denser, the
+ * answers' wakes carry the sends that fell due since (on_done), and deferring them made
+ * the dispatch lag p99 worse (30,000-50,000/s). */
+#define DEFER_READS_NS        1000000
+#define DEFER_READS_WINDOW_NS 10000000
+#define DEFER_READS_MAX       200 /* a window: 20,000/s */
 /* Behind the signers, the loop waits for this many more of its requests to be ready. */
 #define READY_BATCH 16
 
@@ -121,6 +131,10 @@ static void on_done(struct hc_req *q, const struct hc_result *res)
         return;
     }
     int64_t now = rel_now(s);
+    /* when it came, where known: a deferred read handles it later than that */
+    int64_t answered = res->answered_ns ? res->answered_ns - s->mono0 : now;
+    if (answered > now || answered < r->start_ns)
+        answered = answered > now ? now : r->start_ns;
     if (res->outcome == HC_OK && (res->status == 400 || res->status == 401) && r->knocks == 1 &&
         r->dialect != SIGNER_NONE && !s->signal && !s->failed) {
         /* a second knock with the other dialect (Mastodon/Fedify do it on 400/401), within
@@ -139,7 +153,8 @@ static void on_done(struct hc_req *q, const struct hc_result *res)
     int outcome = outcome_of(res);
     int retry_after = (outcome == OUT_429 || outcome == OUT_503) && res->retry_after;
     stats_tick(s->stats, now, s->inflight);
-    stats_done(s->stats, r->op, outcome, retry_after, r->bad, r->intended_ns, r->start_ns, now);
+    stats_done(s->stats, r->op, outcome, retry_after, r->bad, r->intended_ns, r->start_ns,
+               answered);
     open_unlink(s, r);
     s->inflight--;
     signer_req_free(r);
@@ -193,6 +208,14 @@ static void skip_others(struct sender_loop *s)
     }
 }
 
+/* Answers wait for the next dispatch (on), or wake the loop (off). */
+static void defer_reads(struct sender_loop *s, int on)
+{
+    if (on != s->reads_deferred)
+        hc_defer_reads(s->hc, on);
+    s->reads_deferred = on;
+}
+
 static void dispatch(struct sender_loop *s)
 {
     if (s->stopping || s->waiting)
@@ -200,6 +223,7 @@ static void dispatch(struct sender_loop *s)
     int64_t now = rel_now(s);
     s->wake_ns = now;
     stats_tick(s->stats, now, s->inflight);
+    int sent = 0;
     while (s->next_t >= 0 && s->next_t <= now) {
         struct signer_req *r = signer_take(s->signer, s->next_seq);
         if (!r) {
@@ -224,12 +248,17 @@ static void dispatch(struct sender_loop *s)
             signer_req_free(r);
         } else {
             start(s, r);
+            sent++;
         }
         s->next_seq++;
         s->next_t = sched_next(&s->sched);
         skip_others(s);
         now = rel_now(s);
     }
+    /* the answers since the last wake, after the sends (whose lag they would add to): their
+     * connections free again, for what queued behind them */
+    if (s->reads_deferred)
+        hc_poll(s->hc);
     if (s->next_t < 0 && s->o.steer && rel_now(s) < s->end_ns) {
         /* a steered schedule paused (or run dry): wait for a change or the end */
         sender_dispatch_at(s, s->end_ns);
@@ -245,6 +274,17 @@ static void dispatch(struct sender_loop *s)
             at = s->wake_ns + DISPATCH_QUANTUM_NS;
         sender_dispatch_at(s, at);
     }
+    /* the rate of the last whole window, a window long */
+    s->win_sent += (uint64_t)sent;
+    if (now - s->win_start >= DEFER_READS_WINDOW_NS) {
+        s->win_last = s->win_sent;
+        s->win_sent = 0;
+        s->win_start = now;
+    }
+    /* the next send near, the rate moderate, and no request waiting for a connection (an
+     * answer read at once frees one) */
+    defer_reads(s, !s->stopping && s->dispatch_at >= 0 && s->win_last <= DEFER_READS_MAX &&
+                       s->dispatch_at - rel_now(s) <= DEFER_READS_NS && !hc_queued(s->hc));
 }
 
 static void on_dispatch(evutil_socket_t fd, short kind, void *arg)
@@ -295,6 +335,7 @@ static void on_drain_end(evutil_socket_t fd, short kind, void *arg)
 static void begin_drain(struct sender_loop *s, long wait_ms)
 {
     s->draining = 1;
+    defer_reads(s, 0);
     if (s->inflight == 0) {
         event_base_loopexit(s->base, NULL);
         return;

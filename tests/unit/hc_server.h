@@ -35,6 +35,8 @@ enum srv_mode {
     SRV_429,          /* 429 with Retry-After */
     SRV_EARLY,        /* 413 after the head, the body never read */
     SRV_HELLO,        /* not HTTP and not TLS, at once on accepting, then closes */
+    SRV_TRAILING,     /* 202, and bytes nobody asked for behind it in the same write */
+    SRV_BIG,          /* 202 with a 40,000-byte body, keep-alive */
 };
 
 #define SRV_MAX_CONNS 256
@@ -250,6 +252,18 @@ static void srv_serve(struct srv_conn *k)
                             "Content-Length: 0\r\n\r\n"))
                 return;
             break;
+        case SRV_TRAILING:
+            if (srv_puts(k, "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\nHTTP/1.1 200"))
+                return;
+            break;
+        case SRV_BIG: {
+            static char big[40000];
+            memset(big, 'b', sizeof(big));
+            if (srv_puts(k, "HTTP/1.1 202 Accepted\r\nContent-Length: 40000\r\n\r\n") ||
+                srv_write(k, big, sizeof(big)))
+                return;
+            break;
+        }
         case SRV_EARLY:
         case SRV_HELLO:
             return;

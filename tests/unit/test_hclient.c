@@ -3,8 +3,9 @@
  * close and silent closes (the retry of a reused connection), chunked, 1xx, slow, reset,
  * silent, garbage and HTTP/1.0 answers, Retry-After, refused connections, deadlines,
  * cancelling, source addresses, TLS (verified, insecure, failing, session resumption),
- * and the answer parser alone fed in every chunking. Outcomes and counts are asserted,
- * never durations: deadlines have wide margins. */
+ * answers read later than they came (hc_defer_reads), and the answer parser alone fed in
+ * every chunking. Outcomes and counts are asserted, never durations (deadlines have wide
+ * margins), but for a floor the client's own timer sets. */
 #include "tests/check.h"
 #include "flood/crowd/tls.h"
 #include "flood/send/hclient.h"
@@ -21,6 +22,7 @@ struct run {
     struct hc_req req[MAXR];
     struct hc_result res[MAXR];
     int calls[MAXR];
+    int64_t done_at[MAXR]; /* CLOCK_MONOTONIC when done was called */
     int n, sent, done;
     int sequential;
     int in_send;      /* hc_send is on the stack */
@@ -49,6 +51,7 @@ static void on_done(struct hc_req *req, const struct hc_result *res)
     if (r->in_send)
         r->done_in_send++;
     r->res[i] = *res;
+    r->done_at[i] = now_ns();
     r->calls[i]++;
     r->done++;
     if (r->sequential && r->sent < r->n)
@@ -244,6 +247,10 @@ static void test_plain(void)
     plain_case("garbage", SRV_GARBAGE, 0, 1, 2, 1, 10000, HC_PROTOCOL, 0, 2);
     plain_case("HTTP/1.0", SRV_HTTP10, 0, 1, 3, 1, 10000, HC_OK, 200, 3);
     plain_case("429", SRV_429, 0, 1, 2, 1, 10000, HC_OK, 429, 1);
+    /* bytes behind a whole answer: it counts, the connection is not trusted again */
+    plain_case("bytes after the answer", SRV_TRAILING, 0, 1, 3, 1, 10000, HC_OK, 202, 3);
+    /* an answer longer than one read: read on at the next turns, the connection kept */
+    plain_case("a 40,000-byte answer", SRV_BIG, 0, 1, 3, 1, 10000, HC_OK, 202, 1);
 }
 
 /* A client on base with opts; a run of n requests to url; the run is left in *r. */
@@ -533,6 +540,87 @@ static void test_tls(void)
         printf("# could not remove %s\n", dir);
 }
 
+/* Each answer's arrival time lies between its send and its done. */
+static int arrivals_in_order(const struct run *r, int64_t t0)
+{
+    for (int i = 0; i < r->n; i++)
+        if (r->res[i].answered_ns < t0 || r->res[i].answered_ns > r->done_at[i])
+            return 0;
+    return 1;
+}
+
+static void test_deferred(void)
+{
+    struct srv s;
+    if (srv_start(&s, SRV_NORMAL, 0, NULL)) {
+        CHECK(0, "deferred: server starts");
+        return;
+    }
+    struct event_base *base = event_base_new();
+    struct hc_opts o = {.connections = 4};
+    struct flood_err err;
+    struct hc_client *c = hc_new(base, &o, &err);
+    char url[128];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%u/inbox", s.port);
+    static struct run r;
+
+    /* deferred, one at a time, nothing else polling: each answer waits for the client's
+     * 10 ms sweep, so three take at least 20 ms whatever the machine */
+    hc_defer_reads(c, 1);
+    prep(&r, c, base, url, 3, 10000, 1);
+    int64_t t0 = now_ns();
+    go(&r);
+    CHECK(once_each(&r) && count(&r, HC_OK, 202) == 3, "deferred: 3 of 3 end ok 202");
+    CHECK(r.done_at[2] - t0 >= 20000000,
+          "deferred: read at the sweeps, not when they came (%lld ms)",
+          (long long)((r.done_at[2] - t0) / 1000000));
+    CHECK(arrivals_in_order(&r, t0), "deferred: each arrival time lies between send and done");
+
+    /* deferred, read by hc_poll when the caller wakes */
+    prep(&r, c, base, url, 1, 10000, 0);
+    t0 = now_ns();
+    send_one(&r);
+    for (int i = 0; i < 4000 && r.done < 1; i++) {
+        struct timespec ms = {0, 500000};
+        nanosleep(&ms, NULL);
+        hc_poll(c);
+        event_base_loop(base, EVLOOP_NONBLOCK);
+    }
+    CHECK(r.done == 1 && count(&r, HC_OK, 202) == 1 && arrivals_in_order(&r, t0),
+          "deferred: hc_poll reads the answer, its arrival time before its done");
+
+    /* back to reads when they come: still timed by their arrival */
+    hc_defer_reads(c, 0);
+    prep(&r, c, base, url, 3, 10000, 1);
+    t0 = now_ns();
+    go(&r);
+    CHECK(once_each(&r) && count(&r, HC_OK, 202) == 3 && arrivals_in_order(&r, t0),
+          "not deferred: 3 of 3 end ok 202, arrival times in order");
+    hc_free(c);
+    event_base_free(base);
+    srv_stop(&s);
+
+    /* deferred, every answer closing its connection: connections closed inside a poll
+     * (their events may follow in the same batch) and new ones opened for the queue */
+    if (srv_start(&s, SRV_CLOSE_AFTER, 1, NULL)) {
+        CHECK(0, "deferred: server starts");
+        return;
+    }
+    base = event_base_new();
+    c = hc_new(base, &o, &err);
+    snprintf(url, sizeof(url), "http://127.0.0.1:%u/inbox", s.port);
+    hc_defer_reads(c, 1);
+    prep(&r, c, base, url, 12, 10000, 0);
+    t0 = now_ns();
+    go(&r);
+    CHECK(once_each(&r) && count(&r, HC_OK, 202) == 12 && hc_connects(c) == 12,
+          "deferred, Connection: close each: 12 of 12 end ok 202 on 12 connections (%llu)",
+          (unsigned long long)hc_connects(c));
+    hc_free(c);
+    event_base_free(base);
+    srv_stop(&s);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -540,6 +628,7 @@ int main(void)
     test_plain();
     test_misc();
     test_preconnect();
+    test_deferred();
     test_tls();
     return check_done();
 }
