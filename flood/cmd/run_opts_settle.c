@@ -98,7 +98,7 @@ int run_opts_settle(struct run_opts *ro, struct crowd_opts *co, struct sched *sc
     /* --lookahead by default: a second of signing ahead absorbs a burst the signers meet
      * late; unsigned, a body takes microseconds to build, and one built a second ahead has
      * left the caches by its send (40,000/s: a second is 100 MB of bodies, a page fault
-     * every seventh request; 6% fewer requests a CPU-second at 100 ms, docs/PERFORMANCE.md) */
+     * every seventh request; 6% more requests a CPU-second at 100 ms, docs/PERFORMANCE.md) */
     if (ro->lookahead_s <= 0)
         ro->lookahead_s = ro->so.n_dialects == 0 ? 0.1 : 1.0;
     if (ro->signers == 0) {

@@ -688,7 +688,7 @@ static void on_event(struct bufferevent *bev, short what, void *arg)
         if (k->o->tls)
             bufferevent_enable(bev, EV_READ);
         else {
-            bufferevent_disable(bev, EV_WRITE); /* conn_flush writes, hc_poll reads */
+            bufferevent_disable(bev, EV_WRITE); /* conn_flush writes, poll_reads reads */
             if (plain_watch(k) < 0) {
                 conn_lost(k, BEV_EVENT_ERROR, errno, 0);
                 return;
@@ -736,6 +736,8 @@ static void conn_ended(struct hc_conn *k, short what, int err, unsigned long ssl
 
 /* ---- deadlines ------------------------------------------------------------------------ */
 
+static void poll_reads(struct hc_client *c);
+
 static void sweep_arm(struct hc_client *c)
 {
     if (c->sweep_on)
@@ -756,7 +758,7 @@ static void on_sweep(evutil_socket_t fd, short what, void *arg)
     (void)what;
     struct hc_client *c = arg;
     c->sweep_on = 0;
-    hc_poll(c); /* an answer waiting in its socket is not late */
+    poll_reads(c); /* an answer waiting in its socket is not late */
     int64_t now = mono_ns();
     struct hc_conn *k = c->busy, *next;
     for (; k; k = next) {
@@ -823,7 +825,9 @@ long hc_preconnect(struct hc_client *c, const char *url, long n, int64_t deadlin
     return started;
 }
 
-void hc_poll(struct hc_client *c)
+/* Read the plain connections' answers that have come: when woken for one, before the
+ * deadlines are judged, and for hc_poll. */
+static void poll_reads(struct hc_client *c)
 {
     struct epoll_event ev[64];
     c->polling++;
@@ -847,11 +851,17 @@ void hc_poll(struct hc_client *c)
         }
 }
 
+void hc_poll(struct hc_client *c)
+{
+    if (c->deferring)
+        poll_reads(c);
+}
+
 static void on_answers(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
-    hc_poll(arg);
+    poll_reads(arg);
 }
 
 void hc_defer_reads(struct hc_client *c, int on)

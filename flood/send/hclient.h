@@ -103,9 +103,9 @@ void hc_send(struct hc_client *c, struct hc_req *req);
  * (0 for a URL that cannot be reached). wrk's connections are open before it measures; a
  * sender that opened its own in the first second would be late by its handshakes. */
 long hc_preconnect(struct hc_client *c, const char *url, long n, int64_t deadline_ns);
-/* Plain connections' answers: read whatever has come (done is called on the loop's next
- * turn). hc_poll never blocks; the client calls it itself when it is woken for an answer
- * and before it judges deadlines. */
+/* While reads are deferred (hc_defer_reads): read the plain connections' answers that have
+ * come (done is called on the loop's next turn). Otherwise nothing: answers wake the loop.
+ * Never blocks. */
 void hc_poll(struct hc_client *c);
 /* on = 1: an answer on a plain connection no longer wakes the loop; it waits in its socket
  * until hc_poll (the caller's next wake) or the client's deadline sweep (10 ms at most),

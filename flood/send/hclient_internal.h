@@ -29,7 +29,7 @@ struct hc_conn {
     struct bufferevent *bev;
     SSL *ssl;      /* https: owned by bev */
     int in_poll;   /* plain, once connected: on the client's epoll set (read there, not by bev) */
-    int dead;      /* closed inside hc_poll: freed when it ends (an event may still name it) */
+    int dead;      /* closed inside poll_reads: freed when it ends (an event may still name it) */
     int64_t rx_ns; /* the kernel's receive time (CLOCK_REALTIME) of the latest bytes read */
     struct hc_req *req;
     enum hc_conn_state state;
@@ -93,7 +93,7 @@ struct hc_client {
     int efd;
     struct event *eev;
     int deferring, polling;
-    struct hc_conn *dead; /* closed during hc_poll, freed at its end */
+    struct hc_conn *dead; /* closed during poll_reads, freed at its end */
 };
 
 /* hclient_origin.c */

@@ -133,8 +133,10 @@ static void on_done(struct hc_req *q, const struct hc_result *res)
     int64_t now = rel_now(s);
     /* when it came, where known: a deferred read handles it later than that */
     int64_t answered = res->answered_ns ? res->answered_ns - s->mono0 : now;
-    if (answered > now || answered < r->start_ns)
-        answered = answered > now ? now : r->start_ns;
+    if (answered > now)
+        answered = now;
+    else if (answered < r->start_ns)
+        answered = r->start_ns;
     if (res->outcome == HC_OK && (res->status == 400 || res->status == 401) && r->knocks == 1 &&
         r->dialect != SIGNER_NONE && !s->signal && !s->failed) {
         /* a second knock with the other dialect (Mastodon/Fedify do it on 400/401), within
@@ -208,14 +210,6 @@ static void skip_others(struct sender_loop *s)
     }
 }
 
-/* Answers wait for the next dispatch (on), or wake the loop (off). */
-static void defer_reads(struct sender_loop *s, int on)
-{
-    if (on != s->reads_deferred)
-        hc_defer_reads(s->hc, on);
-    s->reads_deferred = on;
-}
-
 static void dispatch(struct sender_loop *s)
 {
     if (s->stopping || s->waiting)
@@ -257,8 +251,7 @@ static void dispatch(struct sender_loop *s)
     }
     /* the answers since the last wake, after the sends (whose lag they would add to): their
      * connections free again, for what queued behind them */
-    if (s->reads_deferred)
-        hc_poll(s->hc);
+    hc_poll(s->hc);
     if (s->next_t < 0 && s->o.steer && rel_now(s) < s->end_ns) {
         /* a steered schedule paused (or run dry): wait for a change or the end */
         sender_dispatch_at(s, s->end_ns);
@@ -283,8 +276,8 @@ static void dispatch(struct sender_loop *s)
     }
     /* the next send near, the rate moderate, and no request waiting for a connection (an
      * answer read at once frees one) */
-    defer_reads(s, !s->stopping && s->dispatch_at >= 0 && s->win_last <= DEFER_READS_MAX &&
-                       s->dispatch_at - rel_now(s) <= DEFER_READS_NS && !hc_queued(s->hc));
+    hc_defer_reads(s->hc, !s->stopping && s->dispatch_at >= 0 && s->win_last <= DEFER_READS_MAX &&
+                              s->dispatch_at - rel_now(s) <= DEFER_READS_NS && !hc_queued(s->hc));
 }
 
 static void on_dispatch(evutil_socket_t fd, short kind, void *arg)
@@ -335,7 +328,7 @@ static void on_drain_end(evutil_socket_t fd, short kind, void *arg)
 static void begin_drain(struct sender_loop *s, long wait_ms)
 {
     s->draining = 1;
-    defer_reads(s, 0);
+    hc_defer_reads(s->hc, 0);
     if (s->inflight == 0) {
         event_base_loopexit(s->base, NULL);
         return;

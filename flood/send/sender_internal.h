@@ -43,7 +43,6 @@ struct sender_loop {
     int64_t next_t;              /* -1 at the end of the schedule */
     int64_t wake_ns;             /* when dispatch last ran */
     int waiting;                 /* the next request was not ready at its time */
-    int reads_deferred;          /* answers wait for the next dispatch (hc_defer_reads) */
     int64_t win_start;           /* the sends counted in windows: when this one began */
     uint64_t win_sent, win_last; /* in this window, in the last whole one */
     int stopping;                /* no more sends: schedule over, a signal, or a failure */
