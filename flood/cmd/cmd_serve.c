@@ -295,6 +295,10 @@ int cmd_serve(int argc, char **argv)
                 "hosts, %llu too large, %llu faulted\n",
                 st.requests, st.by_status[2], st.by_status[3], st.by_status[4], st.by_status[5],
                 st.bad_host, st.too_large, st.faults);
+    if (st.unflushed) /* a fault of the run, said even with --quiet */
+        fprintf(stderr,
+                "serve: %llu TLS answers found their socket full for a second: connections cut\n",
+                st.unflushed);
     crowd_free(crowd);
     inbound_opts_free(io);
     return 0;

@@ -6,13 +6,17 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <gnutls/gnutls.h>
+#include <linux/sockios.h>
 #include <microhttpd.h>
 #include <netdb.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -25,6 +29,8 @@
 #define SERVER_IDLE_TIMEOUT    30          /* seconds: slow or idle connections are cut off */
 #define SERVER_MAX_CONNECTIONS 20000
 #define SERVER_STREAM_BLOCK    (64 * 1024) /* bytes an image reader makes at a time */
+#define SERVER_CORK_MAX        (8 * 1024)  /* TLS: an answer's body up to this goes as one record */
+#define SERVER_FLUSH_MS        1000        /* TLS: how long a corked answer may wait for room */
 
 /* A connection suspended by a fault: resumed at due (hang: never, but at stop). */
 struct suspended {
@@ -48,7 +54,7 @@ struct server {
     pthread_cond_t cond;
     struct suspended *pending;
     int stopping;
-    atomic_ullong requests, by_status[6], bad_host, too_large, faults;
+    atomic_ullong requests, by_status[6], bad_host, too_large, faults, unflushed;
 };
 
 /* Per-request state, freed in the completion callback. */
@@ -60,14 +66,15 @@ struct request {
     struct server_fault fault;
     int resumed; /* came back from a delay */
     /* for the served hook: a GET or HEAD of a crowd host, and what was answered */
-    struct timespec t0;    /* the request's first call */
-    int fetch;             /* GET/HEAD routed to a crowd host (or its unknown path) */
-    int head;              /* HEAD: no body goes out */
-    int status;            /* the status queued, 0 before */
-    uint64_t bytes;        /* body bytes: a buffer's length, or what a stream has read */
-    int streamed;          /* bytes counts as the stream goes (not the buffer's length) */
-    struct wf_route route; /* its route (kind NONE for an unknown path) */
-    char *url;             /* host and path, owned */
+    struct timespec t0;      /* the request's first call */
+    int fetch;               /* GET/HEAD routed to a crowd host (or its unknown path) */
+    int head;                /* HEAD: no body goes out */
+    int status;              /* the status queued, 0 before */
+    uint64_t bytes;          /* body bytes: a buffer's length, or what a stream has read */
+    int streamed;            /* bytes counts as the stream goes (not the buffer's length) */
+    struct wf_route route;   /* its route (kind NONE for an unknown path) */
+    char *url;               /* host and path, owned */
+    gnutls_session_t corked; /* TLS: the answer waits in GnuTLS, sent whole at completion */
 };
 
 const char *server_req_header(const struct server_req *req, const char *name)
@@ -106,6 +113,66 @@ static void count_status(struct server *s, int status)
     atomic_fetch_add(&s->by_status[(k >= 1 && k <= 5) ? k : 0], 1);
 }
 
+/* ---- TLS answers as one record ------------------------------------------------------ */
+
+/* libmicrohttpd (0.9.75) hands GnuTLS an answer's head and body in two calls: two records,
+ * two sendmsg, and two reads at the other end, where a server writing the answer whole makes
+ * one. An answer of at most SERVER_CORK_MAX body bytes is queued with the session corked: it
+ * waits in GnuTLS and leaves as one record when the request completes (uncork). Only on an
+ * empty send queue: a queue holding bytes means a client not reading its answers (pipelining
+ * ahead), and there the write at completion could find the socket full. A small answer on an
+ * empty queue is always taken whole. */
+static void cork(struct request *rq, struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *ts =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+    const union MHD_ConnectionInfo *fd =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    int queued = 1;
+    if (!ts || !ts->tls_session || !fd || ioctl(fd->connect_fd, SIOCOUTQ, &queued) != 0 ||
+        queued != 0)
+        return;
+    rq->corked = (gnutls_session_t)ts->tls_session;
+    gnutls_record_cork(rq->corked);
+}
+
+static long ms_since(const struct timespec *t0)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (long)(t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+/* At completion the corked answer goes out. Should the socket be full after all, a completed
+ * answer waits for room up to SERVER_FLUSH_MS; one that still cannot leave ends its
+ * connection (counted: unflushed) rather than sit in GnuTLS with no write to come. */
+static void uncork(struct server *s, struct request *rq, struct MHD_Connection *conn,
+                   enum MHD_RequestTerminationCode toe)
+{
+    gnutls_session_t ts = rq->corked;
+    rq->corked = NULL;
+    int rc = gnutls_record_uncork(ts, 0);
+    if (rc >= 0 || toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
+        return; /* sent, or the connection is closing anyway */
+    const union MHD_ConnectionInfo *fd =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (!fd)
+        return;
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    while ((rc == GNUTLS_E_AGAIN || rc == GNUTLS_E_INTERRUPTED) &&
+           ms_since(&t0) < SERVER_FLUSH_MS) {
+        /* POLLOUT waits for half the send buffer free: a record may fit sooner */
+        struct pollfd p = {.fd = fd->connect_fd, .events = POLLOUT};
+        poll(&p, 1, 10);
+        rc = gnutls_record_uncork(ts, 0);
+    }
+    if (rc < 0) {
+        atomic_fetch_add(&s->unflushed, 1);
+        shutdown(fd->connect_fd, SHUT_RDWR);
+    }
+}
+
 /* Queue doc as the answer (taking its body). persistent: body is not ours to free. */
 static enum MHD_Result answer(struct server *s, struct request *rq, struct MHD_Connection *conn,
                               struct wf_doc *doc, int persistent, int vary, long retry_after,
@@ -141,6 +208,8 @@ static enum MHD_Result answer(struct server *s, struct request *rq, struct MHD_C
         MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
     MHD_add_response_header(r, MHD_HTTP_HEADER_SERVER, "flood/" FLOOD_VERSION);
     count_status(s, doc->status);
+    if (rq && s->crowd->opts.tls && rq->bytes <= SERVER_CORK_MAX)
+        cork(rq, conn);
     enum MHD_Result ret = MHD_queue_response(conn, (unsigned)doc->status, r);
     MHD_destroy_response(r);
     return ret;
@@ -558,9 +627,10 @@ static void report_served(struct server *s, struct request *rq, enum MHD_Request
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
-    (void)conn;
     struct server *s = cls;
     struct request *rq = *con_cls;
+    if (rq && rq->corked)
+        uncork(s, rq, conn, toe);
     if (rq) {
         report_served(s, rq, toe);
         free(rq->url);
@@ -682,6 +752,7 @@ void server_get_stats(struct server *s, struct server_stats *out)
     out->bad_host = atomic_load(&s->bad_host);
     out->too_large = atomic_load(&s->too_large);
     out->faults = atomic_load(&s->faults);
+    out->unflushed = atomic_load(&s->unflushed);
 }
 
 void server_stop(struct server *s)

@@ -121,7 +121,25 @@ code=$(curl -s -o "$T_TMP/body" -w '%{http_code}' --cacert "$ca" \
     --resolve "flood4.test:$SERVE_PORT:127.0.0.1" -H "$AP" "https://flood4.test:$SERVE_PORT/users/user1")
 expect_eq "$code" 200 "HTTPS with the crowd's CA verifies"
 expect_eq "$(jq -r .id "$T_TMP/body")" "https://flood4.test/users/user1" "TLS crowd ids are https"
+# An answer is one TLS record (its head and body written together), as openssl s_client
+# counts the records it reads: two requests on one connection, two records after the
+# handshake's Finished.
+req='GET /users/user1 HTTP/1.1\r\nHost: flood4.test\r\nAccept: application/activity+json\r\n\r\n'
+{ printf "$req"; sleep 0.3; printf "$req"; sleep 0.5; } |
+    timeout 10 openssl s_client -connect "127.0.0.1:$SERVE_PORT" -servername flood4.test -msg \
+        -ign_eof >"$T_TMP/sclient" 2>&1
+expect_eq "$(grep -c '^HTTP/1.1 200 OK' "$T_TMP/sclient")" 2 "s_client: two answers on one connection"
+expect_eq "$(awk '/^>>> .*Finished/ { f = 1; next } f && /^<<< .*RecordHeader/ { n++ } END { print n + 0 }' \
+    "$T_TMP/sclient")" 2 "s_client: each answer came as one TLS record"
+# A client pipelining 3,000 requests that reads nothing for 1.5 s: the answers fill its
+# socket, then every one arrives, whole and in order, and no connection is cut.
+python3 "$ROOT/tests/tools/tls_pipeline.py" "$SERVE_PORT" flood4.test /users/user1 3000 1.5 \
+    >"$T_TMP/pipeline" 2>&1
+expect_eq "$(head -1 "$T_TMP/pipeline")" "answers 3000 of 3000" "pipelined over TLS: every answer"
+expect_eq "$(sed -n 2p "$T_TMP/pipeline")" "3000 HTTP/1.1 200 OK" "pipelined over TLS: all 200"
 stop_pid "$SERVE_PID"
+grep -q "connections cut" "$SERVE_LOG"
+check $((!$?)) "pipelined over TLS: no answer cut off"
 
 # flood actors and bad options.
 expect_eq "$("$FLOOD" actors | wc -l)" 200 "flood actors prints 200 actors by default"
