@@ -644,8 +644,16 @@ static void run_free(struct run *r)
     dash_stop(r->dash); /* before the inbound side its fault switches reach */
     sender_free(r->sender);
     signer_free(r->signer);
-    if (r->srv)
+    if (r->srv) {
+        struct server_stats st;
+        server_get_stats(r->srv, &st);
+        if (st.unflushed) /* as flood serve says it: a fault of the crowd, not the target */
+            fprintf(stderr,
+                    "run: crowd: %llu TLS answers found their socket full for a second: "
+                    "connections cut\n",
+                    st.unflushed);
         server_stop(r->srv);
+    }
     fetches_free(r->fetches); /* after the server: its threads record into it */
     if (r->in)
         inbound_free(r->in, 2000);

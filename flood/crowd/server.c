@@ -145,19 +145,20 @@ static long ms_since(const struct timespec *t0)
 
 /* At completion the corked answer goes out. Should the socket be full after all, a completed
  * answer waits for room up to SERVER_FLUSH_MS; one that still cannot leave ends its
- * connection (counted: unflushed) rather than sit in GnuTLS with no write to come. */
-static void uncork(struct server *s, struct request *rq, struct MHD_Connection *conn,
-                   enum MHD_RequestTerminationCode toe)
+ * connection (counted: unflushed) rather than sit in GnuTLS with no write to come. 0 when
+ * the answer left (or its connection was closing anyway), -1 when it was cut. */
+static int uncork(struct server *s, struct request *rq, struct MHD_Connection *conn,
+                  enum MHD_RequestTerminationCode toe)
 {
     gnutls_session_t ts = rq->corked;
     rq->corked = NULL;
     int rc = gnutls_record_uncork(ts, 0);
     if (rc >= 0 || toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
-        return; /* sent, or the connection is closing anyway */
+        return 0; /* sent, or the connection is closing anyway */
     const union MHD_ConnectionInfo *fd =
         MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
     if (!fd)
-        return;
+        return 0;
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     while ((rc == GNUTLS_E_AGAIN || rc == GNUTLS_E_INTERRUPTED) &&
@@ -167,10 +168,11 @@ static void uncork(struct server *s, struct request *rq, struct MHD_Connection *
         poll(&p, 1, 10);
         rc = gnutls_record_uncork(ts, 0);
     }
-    if (rc < 0) {
-        atomic_fetch_add(&s->unflushed, 1);
-        shutdown(fd->connect_fd, SHUT_RDWR);
-    }
+    if (rc >= 0)
+        return 0;
+    atomic_fetch_add(&s->unflushed, 1);
+    shutdown(fd->connect_fd, SHUT_RDWR);
+    return -1;
 }
 
 /* Queue doc as the answer (taking its body). persistent: body is not ours to free. */
@@ -629,8 +631,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 {
     struct server *s = cls;
     struct request *rq = *con_cls;
-    if (rq && rq->corked)
-        uncork(s, rq, conn, toe);
+    if (rq && rq->corked && uncork(s, rq, conn, toe) < 0)
+        toe = MHD_REQUEST_TERMINATED_WITH_ERROR; /* the answer never left */
     if (rq) {
         report_served(s, rq, toe);
         free(rq->url);

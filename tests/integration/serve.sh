@@ -141,6 +141,36 @@ stop_pid "$SERVE_PID"
 grep -q "connections cut" "$SERVE_LOG"
 check $((!$?)) "pipelined over TLS: no answer cut off"
 
+# A corked answer that finds no room (GnuTLS says EAGAIN; a preloaded shim says it here, as
+# a full socket would): the answer waits, and leaves when room comes within a second; past
+# a second its connection is cut and counted, and the next connection is served as usual.
+# The first answer finds no room for 300 ms, the second for 5 s, the third finds room.
+${CC:-cc} -shared -fPIC -o "$T_TMP/uncork_stall.so" "$ROOT/tests/shims/uncork_stall.c" -ldl
+check $? "the uncork shim builds"
+UNCORK_STALLS=300,5000 LD_PRELOAD="$T_TMP/uncork_stall.so" \
+    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
+    start_serve --tls --instances 2 --actors 2 || check 1 "start with --tls and the shim"
+ca=$(sed -n 's/^tls: CA certificate //p' "$SERVE_LOG")
+tget() {
+    curl -s -o "$T_TMP/body" -w '%{http_code} %{time_total}' --max-time 10 --cacert "$ca" \
+        --resolve "flood2.test:$SERVE_PORT:127.0.0.1" -H "$AP" "https://flood2.test:$SERVE_PORT/users/user1"
+}
+read -r code secs <<<"$(tget)"
+expect_eq "$code" 200 "an answer without room for 300 ms still arrives"
+expect_eq "$(jq -r .id "$T_TMP/body")" "https://flood2.test/users/user1" "and whole"
+awk -v s="$secs" 'BEGIN { exit !(s >= 0.3) }'
+check $? "and no sooner than room came ($secs s)"
+read -r code secs <<<"$(tget)"
+expect_eq "$code" 000 "an answer without room for a second: its connection is cut, no answer"
+awk -v s="$secs" 'BEGIN { exit !(s >= 0.9 && s < 4) }'
+check $? "cut after about a second, not when room would come ($secs s)"
+read -r code secs <<<"$(tget)"
+expect_eq "$code" 200 "the next connection is served as usual"
+stop_pid "$SERVE_PID"
+expect_eq "$(grep -c 'connections cut' "$SERVE_LOG")" 1 "flood serve says the cut, even with --quiet"
+grep -q "^serve: 1 TLS answers found their socket full for a second: connections cut" "$SERVE_LOG"
+check $? "and counts one"
+
 # flood actors and bad options.
 expect_eq "$("$FLOOD" actors | wc -l)" 200 "flood actors prints 200 actors by default"
 expect_eq "$("$FLOOD" actors --instances 2 --actors 3 | tail -1)" "acct:user3@flood2.test" "flood actors format"
