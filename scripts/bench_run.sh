@@ -205,7 +205,7 @@ http_path() {
     for rate in 1000 2000 3000 5000 7500 10000 15000 20000 30000 40000 50000 60000 80000; do
         # a rate not sustained is tried once more (both printed): one stall of this shared
         # machine should not end the steps, a rate flood cannot hold fails twice
-        local try lag ok cpu pc verdict
+        local try lag ok cpu pc verdict steal
         for try in 1 2; do
             run_flood "$label-$rate" --inbox "$url" --rate "$rate" --duration "${step_s}s" \
                 --sign none --timeout 5s --loops 1 --insecure
@@ -214,6 +214,7 @@ http_path() {
             ok=$(j "$label-$rate" '.totals.outcomes["202"]')
             cpu=$(j "$label-$rate" '.generator.loop_cpu_share')
             pc=$(per_cpu "$label-$rate")
+            steal=$(j "$label-$rate" '(.generator.steal_s // 0) * 1000 | floor')
             if sustained "$label-$rate" "$rate" 1.0; then
                 verdict="sustained"
                 best=$rate best_pc=$pc
@@ -222,12 +223,12 @@ http_path() {
                 mbest=$rate mbest_pc=$pc
                 [ "$best" = "$rate" ] || verdict="sustained within the machine's lateness ($LAG_MACHINE ms)"
             fi
-            echo "bench:   $label --sign none at $rate/s$([ "$try" = 2 ] && echo ", again"): $verdict ($ok of $((rate * step_s)) answered, lag p99 $lag ms, event loop $(printf '%.2f' "$cpu") of a core, $pc req per CPU-second)"
+            echo "bench:   $label --sign none at $rate/s$([ "$try" = 2 ] && echo ", again"): $verdict ($ok of $((rate * step_s)) answered, lag p99 $lag ms, event loop $(printf '%.2f' "$cpu") of a core, $pc req per CPU-second, the host's steal $steal ms)"
             [ "$best" = "$rate" ] && break
             [ "$try" = 1 ] && rm -rf "${TMP:?}/$label-$rate"
         done
         if [ "$mbest" != "$rate" ]; then
-            limit="at $rate/s: event loop $(printf '%.2f' "$cpu") of a core, lag p99 $lag ms, $ok of $((rate * step_s)) answered"
+            limit="at $rate/s: event loop $(printf '%.2f' "$cpu") of a core, lag p99 $lag ms, $ok of $((rate * step_s)) answered, the host took $steal ms of the generator's core"
             break
         fi
     done

@@ -352,6 +352,9 @@ static int write_merged(const char *out, struct shard_in *in, size_t n, struct s
         gen.wall_s = dmax(gen.wall_s, jget_d(g, "wall_s"));
         gen.lag_p99_ms = dmax(gen.lag_p99_ms, jget_d(g, "lag_p99_ms"));
         gen.loop_cpu_share = dmax(gen.loop_cpu_share, jget_d(g, "loop_cpu_share"));
+        /* each shard's host and CPUs: their steal adds up, and so do the CPUs */
+        gen.steal_s += jget_d(g, "steal_s");
+        gen.steal_cpus += (int)jget_d(g, "steal_cpus");
         gen.saturated |= json_is_true(json_object_get(g, "saturated"));
         gen.interrupted |= json_is_true(json_object_get(g, "interrupted"));
         json_array_append_new(dirs, json_string(in[i].dir));

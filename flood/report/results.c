@@ -159,6 +159,17 @@ static json_t *versions_json(void)
     return o;
 }
 
+/* Steal time worth a warning: 1% of the generator's CPUs' time, and at least 5 of
+ * /proc/stat's ticks (at 100 a second), so a short run's one tick is not a share. */
+#define STEAL_WARN_SHARE 0.01
+#define STEAL_WARN_S     0.05
+
+double results_steal_share(const struct sender_result *gen)
+{
+    double cpu_time = gen->wall_s * gen->steal_cpus;
+    return cpu_time > 0 ? gen->steal_s / cpu_time : 0;
+}
+
 /* The warnings a run's results carry (also printed). */
 static json_t *warnings_json(const struct stats *st, const struct results_info *ri)
 {
@@ -171,6 +182,14 @@ static json_t *warnings_json(const struct stats *st, const struct results_info *
                  "generator saturated: dispatch lag p99 %.3f ms, event loop at %.0f%% of a "
                  "core; the rates measured are flood's limit, not the target's",
                  ri->gen->lag_p99_ms, ri->gen->loop_cpu_share * 100);
+        json_array_append_new(w, json_string(buf));
+    }
+    if (ri->gen && results_steal_share(ri->gen) >= STEAL_WARN_SHARE &&
+        ri->gen->steal_s >= STEAL_WARN_S) {
+        snprintf(buf, sizeof(buf),
+                 "the host took %.0f ms of the generator's %d CPUs (steal time, %.1f%% of theirs): "
+                 "the dispatch lag and latencies include the host's stalls",
+                 ri->gen->steal_s * 1000, ri->gen->steal_cpus, results_steal_share(ri->gen) * 100);
         json_array_append_new(w, json_string(buf));
     }
     uint64_t acc = sum_bad(t.bad_accepted);
@@ -342,6 +361,10 @@ json_t *results_json(const struct stats *st, const struct results_info *ri)
     put(g, "late_sends", jint(st->late_sends));
     put(g, "not_ready", jint(st->not_ready));
     put(g, "lag_p99_ms", jms(gen ? gen->lag_p99_ms : 0));
+    /* the host's: steal time of the CPUs flood may run on (steal_cpus 0: not known) */
+    put(g, "steal_s", json_real(gen ? gen->steal_s : 0));
+    put(g, "steal_cpus", json_integer(gen ? gen->steal_cpus : 0));
+    put(g, "steal_share", json_real(gen ? results_steal_share(gen) : 0));
     put(g, "saturated", json_boolean(gen && gen->saturated));
     put(g, "interrupted", json_boolean(gen && gen->interrupted));
     put(root, "generator", g);
@@ -618,10 +641,12 @@ void results_print_table(FILE *f, const struct stats *st, const struct results_i
     if (ri->gen)
         fprintf(f,
                 "generator: cpu %.2f s (%s %.2f s, %.0f%% of a core), dispatch lag p99 "
-                "%.3f ms, late sends %" PRIu64 " (signers behind: %" PRIu64 "), saturated: %s\n",
+                "%.3f ms, late sends %" PRIu64 " (signers behind: %" PRIu64 "), saturated: %s, "
+                "host steal %.0f ms (%.1f%%)\n",
                 ri->gen->cpu_s, ri->gen->loops > 1 ? "event loops" : "event loop",
                 ri->gen->loop_cpu_s, ri->gen->loop_cpu_share * 100, ri->gen->lag_p99_ms,
-                st->late_sends, st->not_ready, ri->gen->saturated ? "yes" : "no");
+                st->late_sends, st->not_ready, ri->gen->saturated ? "yes" : "no",
+                ri->gen->steal_s * 1000, results_steal_share(ri->gen) * 100);
     results_fetches_line(f, st, ri, 0);
     json_t *w = warnings_json(st, ri);
     size_t i;

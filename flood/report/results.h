@@ -52,6 +52,9 @@ json_t *results_series_row(const struct stats_sec *x, size_t i, int with_probes,
  * (a new reference; an empty array for NULL). */
 json_t *results_steering_json(struct steer *steer);
 
+/* The host's steal time over the generator's CPUs' time in the run (0 when not known). */
+double results_steal_share(const struct sender_result *gen);
+
 /* A default output folder name, "out/run-YYYYMMDDTHHMMSSZ" for time t, into buf. */
 void results_default_dir(time_t t, char *buf, size_t size);
 /* ISO-8601 UTC "YYYY-MM-DDTHH:MM:SSZ" of t into buf. */

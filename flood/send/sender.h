@@ -84,6 +84,10 @@ struct sender_result {
     uint64_t each_sent[SENDER_LOOPS_MAX];
     double lag_p99_ms;
     uint64_t late_sends;
+    /* What the host took from the CPUs flood may run on meanwhile (steal time, summed over
+     * steal_cpus of them; steal_cpus 0: the kernel does not say). */
+    double steal_s;
+    int steal_cpus;
     int saturated;   /* lag p99 over 10 ms or the loop over 90% of a core */
     int interrupted; /* SIGINT/SIGTERM stopped the sending */
     int signal;      /* which one */

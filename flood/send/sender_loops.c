@@ -19,6 +19,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "flood/core/steal.h"
 #include "flood/measure/stats_merge.h"
 
 /* One loop of several, and what its thread hands back. */
@@ -312,16 +313,26 @@ static int several_run(struct sender *s, int64_t mono0_ns, struct sender_result 
 
 int sender_run(struct sender *s, int64_t mono0_ns, struct sender_result *res, struct flood_err *err)
 {
+    double steal0 = 0, steal1 = 0;
+    int cpus0 = 0, cpus1 = 0;
+    int steal_ok = steal_now(&steal0, &cpus0) == 0;
+    int rc;
     memset(res, 0, sizeof(*res));
-    if (s->n > 1)
-        return several_run(s, mono0_ns, res, err);
-    int rc = sender_loop_run(s->slots[0].loop, mono0_ns, res, err);
-    struct stats_counts t;
-    stats_totals(s->stats, &t);
-    res->loops = 1;
-    res->each_cpu_s[0] = res->loop_cpu_s;
-    res->each_cpu_share[0] = res->loop_cpu_share;
-    res->each_sent[0] = t.sent;
+    if (s->n > 1) {
+        rc = several_run(s, mono0_ns, res, err);
+    } else {
+        rc = sender_loop_run(s->slots[0].loop, mono0_ns, res, err);
+        struct stats_counts t;
+        stats_totals(s->stats, &t);
+        res->loops = 1;
+        res->each_cpu_s[0] = res->loop_cpu_s;
+        res->each_cpu_share[0] = res->loop_cpu_share;
+        res->each_sent[0] = t.sent;
+    }
+    if (steal_ok && steal_now(&steal1, &cpus1) == 0 && cpus1 == cpus0 && steal1 >= steal0) {
+        res->steal_s = steal1 - steal0;
+        res->steal_cpus = cpus1;
+    }
     return rc;
 }
 

@@ -42,6 +42,14 @@ for k in flood_version started_at config host totals operations inbound generato
     [ "$(jget "has(\"$k\")")" = true ]
     check $? "run.json has $k"
 done
+# the host's steal time over the CPUs flood may run on: a time, and a share of theirs
+expect_eq "$(jget .generator.steal_cpus)" "$(nproc)" "generator.steal_cpus: the CPUs flood may run on"
+expect_eq "$(jget '.generator.steal_s >= 0 and .generator.steal_share >= 0 and .generator.steal_share <= 1')" \
+    true "generator.steal_s and steal_share: a time and a share"
+grep -q "saturated: no, host steal [0-9]* ms ([0-9.]*%)" "$RUN_OUT"
+check $? "the generator line says the host's steal"
+grep -q "the host's steal [0-9]* ms ([0-9.]*% of its CPUs)" "$RUN_DIR/report.html"
+check $? "and so does report.html"
 expect_eq "$(jget '.operations.create.latency_ms | has("p50") and has("p90") and has("p99") and has("p99.9") and has("max")')" true \
     "latency_ms has p50 p90 p99 p99.9 max"
 [ -s "$RUN_DIR/latency-create.hgrm" ] && [ -s "$RUN_DIR/summary.md" ] &&

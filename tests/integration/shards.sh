@@ -44,6 +44,10 @@ if [ $NETNS = 1 ]; then
     expect_eq "$(jq -r .shard.run "$S/shard-0/run.json")" "$(jq -r .shard.run "$S/shard-1/run.json")" \
         "both shards carry the same run id (from --seed and --start-at)"
     M=$S/merged/run.json
+    expect_eq "$(jq -s -c '[(map(.generator.steal_cpus) | add), (map(.generator.steal_s) | add)]' \
+        "$S/shard-0/run.json" "$S/shard-1/run.json")" \
+        "$(jq -c '[.generator.steal_cpus, .generator.steal_s]' "$M")" \
+        "merged steal: the shards' CPUs and steal time added"
     expect_eq "$(jq -c '[.totals.scheduled, .totals.sent, ([.operations[] | .scheduled])]' "$M")" \
         "$(jq -c '[.totals.scheduled, .totals.sent, ([.operations[] | .scheduled])]' "$SINGLE/run.json")" \
         "merged totals and per-operation counts = the single run's"
