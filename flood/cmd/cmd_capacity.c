@@ -289,7 +289,10 @@ static void print_step(const struct cap_step *s, int index)
                 printf("  %s %.1f", cap_criterion_name(c), s->value[c]);
         }
     printf("  %s", s->pass ? "sustained" : "broke: ");
-    if (!s->pass)
+    if (s->flood_limited)
+        printf("flood's generator (saturated: lag p99 %.0f ms, event loop %.0f%% of a core)",
+               s->gen_lag_ms, s->gen_loop_share * 100);
+    else if (!s->pass)
         printf("%s", s->broke >= 0 ? cap_criterion_name(s->broke) : "?");
     printf("%s\n", s->runs > 1 ? " (repeated: close to a limit)" : "");
     fflush(stdout);
@@ -668,7 +671,10 @@ int cmd_capacity(int argc, char **argv)
             break;
     }
     /* then bisect between the last good and the first bad */
-    for (int i = 0; i < o.refine && fail && !failed_to_run && !cap_stop && n < CAP_STEPS_MAX; i++) {
+    /* (not below a failure of flood's own: the target's limit is not between the two) */
+    for (int i = 0; i < o.refine && fail && !fail->flood_limited && !failed_to_run && !cap_stop &&
+                    n < CAP_STEPS_MAX;
+         i++) {
         double lo = best ? best->rate : 0, hi = fail->rate, mid = round3((lo + hi) / 2);
         if (mid <= lo || mid >= hi || (hi - lo) < 0.02 * hi)
             break;

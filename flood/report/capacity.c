@@ -64,7 +64,7 @@ int cap_judge(const json_t *run, const struct cap_limits *lim, const struct cap_
     double tail_start = lim->hold_s * (1 - lim->tail), end = lim->hold_s;
     size_t n = json_array_size(series), np99 = 0;
     double *p99 = flood_xcalloc(n, sizeof(double));
-    double completed = 0, bad = 0, sent = 0, f2a = 0;
+    double completed = 0, bad = 0, sent = 0, offered = 0, f2a = 0;
     for (size_t i = 0; i < n; i++) {
         const json_t *s = json_array_get(series, i);
         double t = num(s, "t");
@@ -75,6 +75,7 @@ int cap_judge(const json_t *run, const struct cap_limits *lim, const struct cap_
         double c = num(s, "completed");
         completed += c;
         sent += num(s, "sent");
+        offered += num(s, "offered");
         const json_t *oc = json_object_get(s, "outcomes");
         for (size_t k = 0; k < sizeof(bad_keys) / sizeof(bad_keys[0]); k++)
             bad += num(oc, bad_keys[k]);
@@ -94,6 +95,7 @@ int cap_judge(const json_t *run, const struct cap_limits *lim, const struct cap_
     out->value[CAP_F2A] = out->unanswered ? INFINITY : f2a;
     double tail_s = end - tail_start > 0 ? end - tail_start : 1;
     out->sent_rate = sent / tail_s;
+    out->offered_rate = offered / tail_s;
     double t0 = iso_time(json_string_value(json_object_get(run, "started_at")));
     double d0 = t0 >= 0 ? depth_at(samples, n_samples, t0 + tail_start) : -1;
     double d1 = t0 >= 0 ? depth_at(samples, n_samples, t0 + end) : -1;
@@ -122,6 +124,14 @@ int cap_judge(const json_t *run, const struct cap_limits *lim, const struct cap_
             out->broke = c;
         }
     }
+    const json_t *gen = json_object_get(run, "generator");
+    out->gen_lag_ms = num(gen, "lag_p99_ms");
+    out->gen_loop_share = num(gen, "loop_cpu_share");
+    out->flood_limited = json_is_true(json_object_get(gen, "saturated")) &&
+                         ((offered > 0 && sent < 0.95 * offered) ||
+                          (lim->latency_ms > 0 && out->gen_lag_ms >= 0.1 * lim->latency_ms));
+    if (out->flood_limited)
+        out->pass = 0;
     out->ran = 1;
     return 0;
 }
@@ -172,7 +182,15 @@ void cap_verdict(const struct cap_step *best, const struct cap_step *fail,
     } else
         o += (size_t)snprintf(buf, size, "sustains none of the rates tried");
     (void)lim;
-    if (fail && fail->broke >= 0 && o < size) {
+    if (fail && fail->flood_limited && o < size) {
+        snprintf(buf + o, size - o,
+                 "; at %.4g/s flood's generator was saturated (it sent %.4g/s of %.4g/s "
+                 "offered, dispatch lag p99 %.0f ms, event loop at %.0f%% of a core): the "
+                 "limit there was flood's, not the target's (give it more cores, --loops or "
+                 "shards)",
+                 fail->rate, fail->sent_rate, fail->offered_rate, fail->gen_lag_ms,
+                 fail->gen_loop_share * 100);
+    } else if (fail && fail->broke >= 0 && o < size) {
         char l[64];
         value_text(fail->broke, fail->value[fail->broke], v, sizeof(v));
         value_text(fail->broke, fail->limit[fail->broke], l, sizeof(l));
@@ -216,6 +234,8 @@ json_t *cap_json(const struct cap_step *steps, size_t n, const struct cap_limits
         json_object_set_new(o, "runs", json_integer(s->runs));
         json_object_set_new(o, "unanswered_follows", json_integer((json_int_t)s->unanswered));
         json_object_set_new(o, "sent_per_s", json_real(s->sent_rate));
+        json_object_set_new(o, "offered_per_s", json_real(s->offered_rate));
+        json_object_set_new(o, "flood_limited", json_boolean(s->flood_limited));
         json_array_append_new(a, o);
     }
     json_object_set_new(root, "limits", l);
@@ -223,8 +243,9 @@ json_t *cap_json(const struct cap_step *steps, size_t n, const struct cap_limits
     json_object_set_new(root, "sustained_rate", best ? json_real(best->rate) : json_null());
     json_object_set_new(root, "first_failing_rate", fail ? json_real(fail->rate) : json_null());
     json_object_set_new(root, "broke_first",
-                        fail && fail->broke >= 0 ? json_string(cap_criterion_name(fail->broke))
-                                                 : json_null());
+                        fail && fail->flood_limited ? json_string("generator")
+                        : fail && fail->broke >= 0  ? json_string(cap_criterion_name(fail->broke))
+                                                    : json_null());
     json_object_set_new(root, "verdict", json_string(verdict));
     return root;
 }
@@ -318,7 +339,9 @@ int cap_html_write(const char *dir, const json_t *cap, struct flood_err *err)
         }
         fprintf(f, "<td>%.0f</td><td class=\"%s\">%s", num(s, "runs"), pass ? "ok" : "bad",
                 pass ? "sustained" : "broke: ");
-        if (!pass)
+        if (json_is_true(json_object_get(s, "flood_limited")))
+            fputs("flood's generator (saturated)", f);
+        else if (!pass)
             plot_html_escape(f, json_string_value(json_object_get(s, "broke")));
         fputs("</td><td><a href=\"", f);
         plot_html_escape(f, json_string_value(json_object_get(s, "dir")));

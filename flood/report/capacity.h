@@ -14,7 +14,9 @@
  *             the end of the schedule minus at the tail's start, over the tail's length;
  *             from --stats-url or --probe-cmd samples), against a share of the step's rate:
  *             a queue growing by 5% of what arrives is a target falling behind
- * A criterion whose limit is 0 (or, for the queue, that has no samples) is not judged. */
+ * A criterion whose limit is 0 (or, for the queue, that has no samples) is not judged. A
+ * step where flood itself was the limit (flood_limited below) says nothing of the target:
+ * the search stops there and the verdict says so. */
 #ifndef FLOOD_CAPACITY_H
 #define FLOOD_CAPACITY_H
 
@@ -53,6 +55,13 @@ struct cap_step {
     int runs;                 /* how many times this rate was run (repeats when close) */
     unsigned long unanswered; /* Follows never Accepted */
     double sent_rate;         /* what the sender achieved in the tail, per second */
+    /* flood was the limit: its generator saturated (run.json's generator.saturated: dispatch
+     * lag p99 over 10 ms or the event loop over 90% of a core) and either it sent under 95%
+     * of what the tail offered, or its lag p99 is a tenth of the latency limit or more. The
+     * target was not given the step's rate, or its latencies are flood's delay: the step
+     * says nothing of the target, and does not pass. */
+    int flood_limited;
+    double gen_lag_ms, gen_loop_share, offered_rate;
 };
 
 /* "latency", "errors", "f2a", "queue" */
