@@ -160,9 +160,10 @@ static json_t *versions_json(void)
 }
 
 /* Steal time worth a warning: 1% of the generator's CPUs' time, and at least 5 of
- * /proc/stat's ticks (at 100 a second), so a short run's one tick is not a share. */
+ * /proc/stat's ticks (at 100 a second), so a short run's one tick is not a share (a little
+ * under 0.05 s: the difference of two tick counts in seconds may round below it). */
 #define STEAL_WARN_SHARE 0.01
-#define STEAL_WARN_S     0.05
+#define STEAL_WARN_S     0.0499
 
 double results_steal_share(const struct sender_result *gen)
 {
