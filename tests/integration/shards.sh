@@ -107,6 +107,19 @@ check $? "Poisson: the shards' activities and intended times = the unsharded run
 check $? "Poisson shards merge" || cat "$T_TMP/pm.out"
 expect_eq "$(jq .totals.scheduled "$T_TMP/pm/run.json")" "$(wc -l <"$T_TMP/ps")" \
     "merged Poisson scheduled = the unsharded run's"
+# a host that took 1.5 s of each shard's two CPUs (edited into copies of their run.json):
+# the merged run adds it up and warns
+for k in 0 1; do
+    eval "src=\$P$k"
+    cp -r "$src" "$T_TMP/st$k"
+    jq '.generator.steal_s = 1.5 | .generator.steal_cpus = 2' "$src/run.json" >"$T_TMP/st$k/run.json"
+done
+"$FLOOD" merge "$T_TMP/stm" "$T_TMP/st0" "$T_TMP/st1" >"$T_TMP/stm.out" 2>&1
+check $? "shards with steal merge" || cat "$T_TMP/stm.out"
+expect_eq "$(jq -c '[.generator.steal_s, .generator.steal_cpus]' "$T_TMP/stm/run.json")" "[3,4]" \
+    "merged steal: 3 s over 4 CPUs"
+expect_eq "$(jq '[.warnings[] | select(test("^the host took 3000 ms of the generator.s 4 CPUs \\(steal time, [0-9.]*% of theirs\\)"))] | length' "$T_TMP/stm/run.json")" 1 \
+    "the merged run warns of the host's steal"
 
 # 3. an Accept reaching the other shard: shard 1 receives the Accepts of shard 0's Follows
 cp -r "$P0" "$T_TMP/a0" && cp -r "$P1" "$T_TMP/a1"
