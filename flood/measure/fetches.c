@@ -3,6 +3,7 @@
  * its kind's lock; the top list's lock is taken only by repeats that could enter it. */
 #include "flood/measure/fetches.h"
 
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -98,12 +99,15 @@ void fetches_free(struct fetches *f)
     free(f);
 }
 
-/* FNV-1a, 64 bits; never 0 (the empty slot). */
-static uint64_t url_hash(const char *s, size_t len)
+/* A URL's key in the table: FNV-1a over it, 64 bits, its top 4 bits replaced by the
+ * fetch's kind (a URL has one kind: its route's), so that a table written out
+ * (fetches_write_urls) says each URL's kind; never 0 (the empty slot). */
+static uint64_t url_key(const char *s, size_t len, int kind)
 {
     uint64_t h = 0xcbf29ce484222325ULL;
     for (size_t i = 0; i < len; i++)
         h = (h ^ (unsigned char)s[i]) * 0x100000001b3ULL;
+    h = (h & ~FETCHES_KIND_MASK) | (uint64_t)kind << FETCHES_KIND_SHIFT;
     return h ? h : 1;
 }
 
@@ -178,7 +182,7 @@ void fetches_record(struct fetches *f, enum fetch_kind kind, const char *url, si
     hist_record(&f->serve[kind], serve_us);
     pthread_mutex_unlock(&f->serve_lock[kind]);
 
-    uint64_t h = url_hash(url, len);
+    uint64_t h = url_key(url, len, (int)kind);
     struct slot *s = slot_of(f, h);
     if (!s) {
         atomic_fetch_add_explicit(&f->untracked, 1, memory_order_relaxed);
@@ -244,6 +248,87 @@ size_t fetches_top_get(struct fetches *f, struct fetches_top *out, size_t max)
 uint64_t fetches_untracked(struct fetches *f)
 {
     return atomic_load(&f->untracked);
+}
+
+int fetches_write_urls(struct fetches *f, FILE *out)
+{
+    for (size_t i = 0; i < FETCHES_SLOTS; i++) {
+        uint64_t k = atomic_load_explicit(&f->slots[i].key, memory_order_acquire);
+        uint64_t n = atomic_load_explicit(&f->slots[i].count, memory_order_relaxed);
+        if (k && n)
+            fprintf(out, "%016" PRIx64 "\t%" PRIu64 "\n", k, n);
+    }
+    return ferror(out) ? -1 : 0;
+}
+
+int fetches_add_url(struct fetches *f, uint64_t key, uint64_t count)
+{
+    if (!key || (key >> FETCHES_KIND_SHIFT) >= FETCH__COUNT || !count)
+        return -1;
+    struct slot *s = slot_of(f, key);
+    if (!s) {
+        atomic_fetch_add_explicit(&f->untracked, 1, memory_order_relaxed);
+        return 1;
+    }
+    atomic_fetch_add_explicit(&s->count, count, memory_order_relaxed);
+    return 0;
+}
+
+void fetches_add_kind(struct fetches *f, int kind, uint64_t requests, uint64_t bytes,
+                      const struct hist *serve)
+{
+    if (kind < 0 || kind >= FETCH__COUNT)
+        return;
+    atomic_fetch_add_explicit(&f->requests[kind], requests, memory_order_relaxed);
+    atomic_fetch_add_explicit(&f->bytes[kind], bytes, memory_order_relaxed);
+    pthread_mutex_lock(&f->serve_lock[kind]);
+    hist_merge(&f->serve[kind], serve);
+    pthread_mutex_unlock(&f->serve_lock[kind]);
+}
+
+void fetches_add_untracked(struct fetches *f, uint64_t urls)
+{
+    atomic_fetch_add_explicit(&f->untracked, urls, memory_order_relaxed);
+}
+
+/* The slot holding key, or NULL (never claims one). */
+static struct slot *slot_find(struct fetches *f, uint64_t key)
+{
+    for (unsigned i = 0; i < FETCHES_PROBES; i++) {
+        struct slot *s = &f->slots[(key + i) & (FETCHES_SLOTS - 1)];
+        uint64_t k = atomic_load_explicit(&s->key, memory_order_acquire);
+        if (k == key)
+            return s;
+        if (k == 0)
+            return NULL;
+    }
+    return NULL;
+}
+
+void fetches_merged(struct fetches *f, const struct fetches_top *cand, size_t n)
+{
+    for (int k = 0; k < FETCH__COUNT; k++) {
+        atomic_store(&f->repeat_requests[k], 0);
+        atomic_store(&f->repeat_urls[k], 0);
+    }
+    for (size_t i = 0; i < FETCHES_SLOTS; i++) {
+        uint64_t key = atomic_load(&f->slots[i].key), count = atomic_load(&f->slots[i].count);
+        int kind = (int)(key >> FETCHES_KIND_SHIFT);
+        if (count < 2 || kind >= FETCH__COUNT)
+            continue;
+        atomic_fetch_add(&f->repeat_requests[kind], count - 1);
+        atomic_fetch_add(&f->repeat_urls[kind], 1);
+    }
+    for (size_t i = 0; i < n; i++) {
+        int kind = cand[i].kind >= 0 && cand[i].kind < FETCH__COUNT ? cand[i].kind : FETCH_OTHER;
+        size_t len = strlen(cand[i].url);
+        uint64_t key = url_key(cand[i].url, len, kind);
+        struct slot *s = slot_find(f, key);
+        /* a URL its shard had to shorten or mend is not found by its key: its own count */
+        uint64_t count = s ? atomic_load(&s->count) : cand[i].count;
+        if (count >= 2)
+            top_update(f, key, cand[i].url, len, count, kind);
+    }
 }
 
 static double ratio(uint64_t a, uint64_t b)

@@ -15,6 +15,7 @@
 #include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "flood/measure/hist.h"
 #include "webfinger/wf.h"
@@ -80,6 +81,26 @@ void fetches_kind_get(struct fetches *f, int kind, struct fetches_kind *out);
 size_t fetches_top_get(struct fetches *f, struct fetches_top *out, size_t max);
 /* URLs that found no slot (their repeats go uncounted). */
 uint64_t fetches_untracked(struct fetches *f);
+
+/* Merging accountings (flood merge: the shards' fetches into one run's). A URL's key in
+ * the table carries its kind in its top bits. */
+#define FETCHES_KIND_SHIFT 60
+#define FETCHES_KIND_MASK  (0xfULL << FETCHES_KIND_SHIFT)
+/* Every URL remembered, a line each: "KEY<TAB>COUNT", KEY in 16 hex digits. 0, or -1 on a
+ * write error. */
+int fetches_write_urls(struct fetches *f, FILE *out);
+/* count fetches of the URL whose key is key, added to the table (not to the totals: see
+ * fetches_add_kind). 0; 1 when its probe window is full (the URL counted untracked); -1
+ * for a key no accounting makes (0, or an unknown kind) or a count of 0. */
+int fetches_add_url(struct fetches *f, uint64_t key, uint64_t count);
+/* Another accounting's totals of kind added: requests, bytes, the serving histogram. */
+void fetches_add_kind(struct fetches *f, int kind, uint64_t requests, uint64_t bytes,
+                      const struct hist *serve);
+void fetches_add_untracked(struct fetches *f, uint64_t urls);
+/* After the adds: the repeat counts made from the table (a URL fetched n times in all is
+ * n - 1 repeats, whichever accountings saw them), and the top list ranked among cand[n]
+ * (the accountings' own top URLs) by their counts in the table. */
+void fetches_merged(struct fetches *f, const struct fetches_top *cand, size_t n);
 
 /* run.json's "fetches": {"by_kind": {KIND: {requests, bytes, repeat_requests,
  * repeat_urls, serve_ms: {p50, p99, max}}}, "total": {requests, bytes, repeat_requests,

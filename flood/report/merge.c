@@ -8,10 +8,13 @@
 #include <time.h>
 
 #include "flood/core/fsutil.h"
+#include "flood/crowd/server.h"
+#include "flood/measure/fetches.h"
 #include "flood/measure/probes.h"
 #include "flood/measure/stats.h"
 #include "flood/report/report.h"
 #include "flood/report/results.h"
+#include "flood/report/results_fetches.h"
 
 #define MERGE_JSON_MAX ((size_t)1 << 30)
 
@@ -184,6 +187,9 @@ static void add_series(struct stats *st, const struct shard_in *in, int64_t off)
         for (int k = 0; k < OUT_FIRST_TRANSPORT; k++)
             x->outcomes[k] += jget_u64(oc, stats_outcome_name(k));
         x->outcomes[OUT_TRANSPORT] += jget_u64(oc, "transport");
+        json_t *fk = json_object_get(row, "fetches");
+        for (int k = 0; k < FETCH__COUNT; k++)
+            x->fetches[k] += jget_u64(fk, fetch_kind_name(k));
         x->p50_ms = dmax(x->p50_ms, jget_d(row, "p50_ms"));
         x->p99_ms = dmax(x->p99_ms, jget_d(row, "p99_ms"));
         x->max_ms = dmax(x->max_ms, jget_d(row, "max_ms"));
@@ -335,8 +341,68 @@ static int join_follows(struct shard_in *in, size_t n, int64_t base, struct stat
     return 0;
 }
 
+/* The shards' fetches into one accounting (*out, NULL when no shard has any): the
+ * totals and serving histograms added from "exact".fetches, the URL tables from
+ * fetches.tsv (so a URL fetched once from each of two shards is one repeat, as a single
+ * process would count it), the top list ranked among the shards' own. All or none. */
+static int merge_fetches(struct shard_in *in, size_t n, struct fetches **out, struct flood_err *err)
+{
+    size_t with = 0;
+    for (size_t i = 0; i < n; i++)
+        with += json_object_get(json_object_get(in[i].run, "exact"), "fetches") != NULL;
+    *out = NULL;
+    if (with == 0)
+        return 0;
+    struct fetches *f = fetches_new();
+    struct fetches_top *cand = flood_xcalloc(n * FETCHES_TOP, sizeof(*cand));
+    size_t nc = 0;
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        json_t *x = json_object_get(json_object_get(in[i].run, "exact"), "fetches");
+        if (!x) {
+            flood_err_set(err, FLOOD_EINVAL,
+                          "merge: '%s': no fetch record where the other shards have one "
+                          "(a run by another flood?)",
+                          in[i].dir);
+            rc = -1;
+            break;
+        }
+        char m[sizeof(err->msg)];
+        if (results_fetches_add(f, x, err) || results_fetch_urls_add(f, in[i].dir, err)) {
+            snprintf(m, sizeof(m), "%s", err->msg);
+            flood_err_set(err, FLOOD_EINVAL, "merge: '%s': %s", in[i].dir, m);
+            rc = -1;
+            break;
+        }
+        size_t j;
+        json_t *t;
+        json_array_foreach(json_object_get(json_object_get(in[i].run, "fetches"), "top_repeats"), j,
+                           t)
+        {
+            const char *url = json_string_value(json_object_get(t, "url"));
+            const char *kind = json_string_value(json_object_get(t, "kind"));
+            if (!url || !kind || nc == n * FETCHES_TOP)
+                continue;
+            snprintf(cand[nc].url, sizeof(cand[nc].url), "%s", url);
+            cand[nc].count = jget_u64(t, "count");
+            cand[nc].kind = FETCH_OTHER;
+            for (int k = 0; k < FETCH__COUNT; k++)
+                if (strcmp(kind, fetch_kind_name(k)) == 0)
+                    cand[nc].kind = k;
+            nc++;
+        }
+    }
+    if (!rc) {
+        fetches_merged(f, cand, nc);
+        *out = f;
+    } else
+        fetches_free(f);
+    free(cand);
+    return rc;
+}
+
 static int write_merged(const char *out, struct shard_in *in, size_t n, struct stats *st,
-                        struct probes *p, FILE *log, struct flood_err *err)
+                        struct probes *p, struct fetches *fetches, FILE *log, struct flood_err *err)
 {
     json_t *config = json_deep_copy(json_object_get(in[0].run, "config"));
     json_object_set_new(config, "out", json_string(out));
@@ -344,8 +410,12 @@ static int write_merged(const char *out, struct shard_in *in, size_t n, struct s
     json_t *inbound = json_object();
     struct sender_result gen = {0};
     json_t *dirs = json_array();
+    struct server_stats crowd = {0};
+    int with_crowd = 0;
     for (size_t i = 0; i < n; i++) {
         add_numbers(inbound, json_object_get(in[i].run, "inbound"));
+        with_crowd |= json_is_object(json_object_get(in[i].run, "crowd"));
+        results_crowd_add(&crowd, json_object_get(in[i].run, "crowd"));
         json_t *g = json_object_get(in[i].run, "generator");
         gen.cpu_s += jget_d(g, "cpu_s");
         gen.loop_cpu_s += jget_d(g, "loop_cpu_s");
@@ -381,6 +451,9 @@ static int write_merged(const char *out, struct shard_in *in, size_t n, struct s
                               .rate_text = rate,
                               .duration_s = jget_d(config, "scheduled_duration_s"),
                               .shard = shard,
+                              .fetches = fetches,
+                              .crowd = with_crowd ? &crowd : NULL,
+                              .series_added = 1,
                               .no_follow_log = 1};
     int rc = results_write(out, st, &ri, err);
     if (rc == 0)
@@ -445,8 +518,12 @@ int merge_run(const char *out, char *const *dirs, size_t n, FILE *log, struct fl
             rc = -1;
         }
     }
+    struct fetches *fetches = NULL;
     if (!rc)
-        rc = write_merged(out, in, n, st, p, log, err);
+        rc = merge_fetches(in, n, &fetches, err);
+    if (!rc)
+        rc = write_merged(out, in, n, st, p, fetches, log, err);
+    fetches_free(fetches);
     for (size_t i = 0; i < n; i++)
         json_decref(in[i].run);
     free(in);

@@ -193,6 +193,8 @@ static json_t *warnings_json(const struct stats *st, const struct results_info *
                  ri->gen->steal_s * 1000, ri->gen->steal_cpus, results_steal_share(ri->gen) * 100);
         json_array_append_new(w, json_string(buf));
     }
+    if (results_crowd_warning(ri->crowd, buf, sizeof(buf)))
+        json_array_append_new(w, json_string(buf));
     uint64_t acc = sum_bad(t.bad_accepted);
     if (acc) {
         snprintf(buf, sizeof(buf),
@@ -370,6 +372,8 @@ json_t *results_json(const struct stats *st, const struct results_info *ri)
     put(g, "interrupted", json_boolean(gen && gen->interrupted));
     put(root, "generator", g);
     put(root, "warnings", warnings_json(st, ri));
+    if (ri->crowd)
+        put(root, "crowd", results_crowd_json(ri->crowd));
     if (ri->fetches) {
         put(root, "fetches", results_fetches_json(st, ri));
         char why[512];
@@ -389,12 +393,16 @@ json_t *results_json(const struct stats *st, const struct results_info *ri)
     json_t *series = json_array();
     for (size_t i = 0; i < st->n_series; i++) {
         const struct stats_sec *x = &st->series[i];
-        json_t *e = results_series_row(x, i, st->probes != NULL, st->inbound_count != NULL,
-                                       st->fetch_count != NULL);
+        json_t *e = results_series_row(x, i, st->probes != NULL,
+                                       st->inbound_count != NULL || ri->series_added,
+                                       st->fetch_count != NULL || ri->fetches);
         json_array_append_new(series, e);
     }
     put(root, "series", series);
-    put(root, "exact", results_exact_json(st));
+    json_t *exact = results_exact_json(st);
+    if (ri->fetches)
+        put(exact, "fetches", results_fetches_exact(ri->fetches));
+    put(root, "exact", exact);
     if (ri->steer) {
         put(root, "steering", results_steering_json(ri->steer));
         char stages[4096];
@@ -581,6 +589,8 @@ static int write_all(const char *dir, const struct stats *st, struct results_inf
         if (!rc && !ri->no_follow_log)
             rc = results_write_follows(dir, ri->probes, ri->wall_minus_mono_ns, err);
     }
+    if (!rc && ri->fetches)
+        rc = results_write_fetch_urls(dir, ri->fetches, err);
     json_t *sj = json_object();
     if (preset)
         json_object_set_new(sj, "preset", preset);

@@ -19,6 +19,8 @@
 #include "flood/send/steer.h"
 #include "flood/measure/stats.h"
 
+struct server_stats; /* flood/crowd/server.h */
+
 struct results_info {
     const char *started_at;          /* ISO-8601 UTC */
     json_t *config;                  /* borrowed: every option in force */
@@ -41,6 +43,12 @@ struct results_info {
     int64_t wall_minus_mono_ns;
     /* flood merge: the joined Follow log is already in probes' terms, write no follows.tsv */
     int no_follow_log;
+    /* flood merge: the series' deliveries were added from the shards (a run counts them
+     * through stats_set_inbound) */
+    int series_added;
+    /* borrowed, may be NULL: the crowd server's counts (requests by status, refusals, TLS
+     * answers cut), run.json's "crowd" */
+    const struct server_stats *crowd;
 };
 
 /* One second of run.json's "series" (a new reference): second i's row x; with_probes adds

@@ -46,6 +46,13 @@ done
 expect_eq "$(jget .generator.steal_cpus)" "$(nproc)" "generator.steal_cpus: the CPUs flood may run on"
 expect_eq "$(jget '.generator.steal_s >= 0 and .generator.steal_share >= 0 and .generator.steal_share <= 1')" \
     true "generator.steal_s and steal_share: a time and a share"
+expect_eq "$(jq -c '.crowd | keys' "$RUN_DIR/run.json")" \
+    '["bad_host","by_status","faults_injected","requests","tls_cut","too_large"]' \
+    "run.json's crowd: what the crowd's server answered"
+expect_eq "$(jget '.crowd.requests == ([.crowd.by_status[]] | add)')" true \
+    "the crowd's requests = the sum of its answers by status"
+[ -f "$RUN_DIR/fetches.tsv" ] && [ "$(grep -vc '^#' "$RUN_DIR/fetches.tsv")" = 0 ]
+check $? "fetches.tsv written (no URL: the sink fetches nothing)"
 grep -q "saturated: no, host steal [0-9]* ms ([0-9.]*%)" "$RUN_OUT"
 check $? "the generator line says the host's steal"
 grep -q "the host's steal [0-9]* ms ([0-9.]*% of its CPUs)" "$RUN_DIR/report.html"
@@ -181,6 +188,31 @@ stop_sink
 check "$RUN_RC" "a run with --preconnect 3 --loops 2 exits 0" || show_run
 expect_eq "$(sink_count requests)/$(sink_count connections_before_first)" 20/3 \
     "--preconnect 3 shared by 2 loops: 3 connections open when the first request came"
+
+# 8b. a crowd answer over TLS that finds no room for a second (a preloaded shim makes
+# GnuTLS say EAGAIN for 5 s, as a full socket would): its connection is cut, and run.json
+# counts it and warns
+${CC:-cc} -shared -fPIC -o "$T_TMP/uncork_stall.so" "$ROOT/tests/shims/uncork_stall.c" -ldl
+check $? "the uncork shim builds"
+start_sink --status 202
+UNCORK_STALLS=5000 LD_PRELOAD="$T_TMP/uncork_stall.so" \
+    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
+    frun_bg --tls --inbox "http://127.0.0.1:$SINK_PORT/inbox" --rate 10 --duration 4s \
+    --sign none --mix create=1 --no-check
+CROWD=""
+for _ in $(seq 1 100); do
+    CROWD=$(sed -n 's/^flood: run: crowd listening on \(https:[^ ]*\)$/\1/p' "$RUN_ERR" | head -1)
+    [ -n "$CROWD" ] && break
+    sleep 0.05
+done
+code=$(curl -sk -o /dev/null -w '%{http_code}' --max-time 8 -H "Host: flood1.test" "$CROWD/users/user1")
+wait "$RUN_PID"
+RUN_RC=$?
+stop_sink
+check "$RUN_RC" "a --tls run with a stalled crowd answer exits 0" || show_run
+expect_eq "$code/$(jget .crowd.tls_cut)" 000/1 "the answer's connection cut, and run.json's crowd.tls_cut counts it"
+expect_eq "$(jget '[.warnings[] | select(startswith("the crowd cut 1 TLS connections"))] | length')" 1 \
+    "and the run warns of it"
 
 # 9. usage errors exit 2 with a message
 for args in "--rate 10" "--rate 10 --duration 1s" "--inbox http://127.0.0.1:1/ --stages 10" \

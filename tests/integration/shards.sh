@@ -121,6 +121,69 @@ expect_eq "$(jq -c '[.generator.steal_s, .generator.steal_cpus]' "$T_TMP/stm/run
 expect_eq "$(jq '[.warnings[] | select(test("^the host took 3000 ms of the generator.s 4 CPUs \\(steal time, [0-9.]*% of theirs\\)"))] | length' "$T_TMP/stm/run.json")" 1 \
     "the merged run warns of the host's steal"
 
+# 2b. what the target fetched, from whichever shard it reached: the test fetches as a
+# target would (an actor three times: twice from shard 0, once from shard 1; another actor
+# and a key once from each), and the merge counts repeats as one crowd would have
+T=$(($(date +%s) + 2))
+start_sink --status 202
+for k in 0 1; do
+    frun_bg --inbox "http://127.0.0.1:$SINK_PORT/inbox" --rate 50 --duration 3s --seed 5 \
+        --mix create=1 --shard $k/2 --start-at $T
+    eval "F$k=\$RUN_DIR FPID$k=\$RUN_PID FERR$k=\$RUN_ERR"
+done
+crowd_url() { # crowd_url ERRFILE: the crowd's base URL once the shard listens
+    for _ in $(seq 1 100); do
+        u=$(sed -n 's/^flood: run: crowd listening on \(http:[^ ]*\)$/\1/p' "$1" | head -1)
+        [ -n "$u" ] && { echo "$u"; return; }
+        sleep 0.05
+    done
+}
+C0=$(crowd_url "$FERR0") C1=$(crowd_url "$FERR1")
+while [ "$(date +%s)" -lt "$T" ]; do sleep 0.1; done # inside the runs' seconds: their series
+fetch() { curl -s -o /dev/null -w '%{http_code}\n' -H "Host: flood1.test" "$1$2"; }
+{
+    fetch "$C0" /users/user1; fetch "$C0" /users/user1; fetch "$C1" /users/user1
+    fetch "$C0" /users/user2; fetch "$C1" /users/user2
+    fetch "$C0" /users/user2/main-key; fetch "$C1" /users/user2/main-key
+} >"$T_TMP/fetched"
+wait "$FPID0"; r0=$?
+wait "$FPID1"; r1=$?
+stop_sink
+expect_eq "$r0/$r1/$(sort -u "$T_TMP/fetched" | tr '\n' ' ')" "0/0/200 " \
+    "two shards ran, the crowd answered each of the 7 fetches 200 (from $C0 and $C1)"
+"$FLOOD" merge "$T_TMP/fm" "$F0" "$F1" >"$T_TMP/fm.out" 2>&1
+check $? "shards with fetches merge" || cat "$T_TMP/fm.out"
+FM=$T_TMP/fm/run.json
+expect_eq "$(jq -c '[.fetches.by_kind.actor | .requests, .repeat_requests, .repeat_urls]' "$FM")" \
+    "[5,3,2]" "merged actors: 5 fetches, 3 repeats of 2 URLs (one repeated only across shards)"
+expect_eq "$(jq -c '[.fetches.by_kind.key | .requests, .repeat_requests, .repeat_urls]' "$FM")" \
+    "[2,1,1]" "merged key: 2 fetches, one from each shard, 1 repeat"
+expect_eq "$(jq -c '[.fetches.by_kind.actor.repeat_requests, .fetches.by_kind.key.repeat_requests]' \
+    "$F0/run.json")/$(jq -c '.fetches.total.repeat_requests' "$F1/run.json")" "[1,0]/0" \
+    "alone, shard 0 saw one repeat and shard 1 none"
+expect_eq "$(jq -c '.fetches.top_repeats[0] | [.url, .count, .kind]' "$FM")" \
+    '["flood1.test/users/user1",3,"actor"]' "the merged top list counts every shard's fetches"
+expect_eq "$(jq -s -c 'map(.fetches.total.bytes) | add' "$F0/run.json" "$F1/run.json")" \
+    "$(jq .fetches.total.bytes "$FM")" "merged fetch bytes = the shards' sum"
+expect_eq "$(jq '[.series[].fetches.total] | add' "$FM")" 7 \
+    "the merged series carries the fetches, second by second (7 in all)"
+expect_eq "$(jq '.fetches.amplification.total * 100 | round' "$FM")" \
+    "$(jq '7 / .totals.sent * 100 | round' "$FM")" "merged amplification: fetches over the merged sends"
+expect_eq "$(jq -s -c 'map(.crowd.requests) | add' "$F0/run.json" "$F1/run.json")" \
+    "$(jq .crowd.requests "$FM")" "merged crowd requests = the shards' sum"
+expect_eq "$(jq '.series | map(.deliveries != null) | all' "$FM")" true \
+    "the merged series keeps the deliveries a second"
+cp -r "$F1" "$T_TMP/nf1" && rm "$T_TMP/nf1/fetches.tsv"
+"$FLOOD" merge "$T_TMP/fr1" "$F0" "$T_TMP/nf1" >"$T_TMP/fr1.out" 2>&1
+expect_eq "$?/$(grep -c "nf1/fetches.tsv" "$T_TMP/fr1.out")" 1/1 "a shard without fetches.tsv is refused, named"
+cp -r "$F1" "$T_TMP/bf1" && printf 'zz\t1\n' >>"$T_TMP/bf1/fetches.tsv"
+"$FLOOD" merge "$T_TMP/fr2" "$F0" "$T_TMP/bf1" >"$T_TMP/fr2.out" 2>&1
+expect_eq "$?/$(grep -c "not a URL's key and count" "$T_TMP/fr2.out")" 1/1 "a bad fetches.tsv line is refused"
+cp -r "$F1" "$T_TMP/xf1" && jq 'del(.exact.fetches)' "$F1/run.json" >"$T_TMP/xf1/run.json"
+"$FLOOD" merge "$T_TMP/fr3" "$F0" "$T_TMP/xf1" >"$T_TMP/fr3.out" 2>&1
+expect_eq "$?/$(grep -c "no fetch record where the other shards have one" "$T_TMP/fr3.out")" 1/1 \
+    "a shard without the fetch record the others have is refused"
+
 # 3. an Accept reaching the other shard: shard 1 receives the Accepts of shard 0's Follows
 cp -r "$P0" "$T_TMP/a0" && cp -r "$P1" "$T_TMP/a1"
 awk -F'\t' '$1 == "F" {printf "A\t%s\t%.0f\n", $2, $3 + 50000}' "$P0/follows.tsv" >>"$T_TMP/a1/follows.tsv"

@@ -1,8 +1,10 @@
 /* tests/unit/test_fetches.c: fetch accounting (flood/measure/fetches.c): kinds from
- * routes, repeats, the top list, the fixed memory bound, threads, and run.json's shape. */
+ * routes, repeats, the top list, the fixed memory bound, threads, run.json's shape, and
+ * accountings merged (flood merge) as one process would have counted. */
 #include "tests/check.h"
 #include "flood/measure/fetches.h"
 
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -182,6 +184,85 @@ static void test_threads(void)
     fetches_free(f);
 }
 
+/* f's URL table written out and added into m, as flood merge does with fetches.tsv;
+ * also checks that each key's first hex digit is a kind. */
+static int add_table(struct fetches *m, struct fetches *f)
+{
+    FILE *t = tmpfile();
+    if (!t || fetches_write_urls(f, t))
+        return -1;
+    rewind(t);
+    uint64_t key, count;
+    int ok = 1;
+    while (fscanf(t, "%" SCNx64 "\t%" SCNu64 "\n", &key, &count) == 2)
+        ok &= (key >> FETCHES_KIND_SHIFT) < FETCH__COUNT && fetches_add_url(m, key, count) == 0;
+    fclose(t);
+    return ok ? 0 : -1;
+}
+
+static void test_merge(void)
+{
+    static const struct {
+        int shard; /* 0, 1: which accounting saw it */
+        enum fetch_kind kind;
+        const char *url;
+    } seen[] = {
+        {0, FETCH_ACTOR, "flood1.test/users/user1"}, {0, FETCH_ACTOR, "flood1.test/users/user1"},
+        {1, FETCH_ACTOR, "flood1.test/users/user1"}, {0, FETCH_ACTOR, "flood1.test/users/user2"},
+        {1, FETCH_ACTOR, "flood1.test/users/user2"}, {0, FETCH_KEY, "flood1.test/users/user2#k"},
+        {1, FETCH_KEY, "flood1.test/users/user2#k"}, {1, FETCH_KEY, "flood1.test/users/user2#k"},
+        {0, FETCH_MEDIA, "flood2.test/media/1.png"}, {1, FETCH_NOTE, "flood2.test/notes/1"},
+    };
+    struct fetches *one = fetches_new(), *sh[2] = {fetches_new(), fetches_new()};
+    for (size_t i = 0; i < sizeof(seen) / sizeof(seen[0]); i++) {
+        rec(one, seen[i].kind, seen[i].url, 100 + i);
+        rec(sh[seen[i].shard], seen[i].kind, seen[i].url, 100 + i);
+    }
+    struct fetches *m = fetches_new();
+    struct fetches_top cand[2 * FETCHES_TOP];
+    size_t nc = 0;
+    struct fetches_kind *k = malloc(sizeof(*k));
+    for (int s = 0; s < 2; s++) {
+        CHECK(add_table(m, sh[s]) == 0, "merge: shard %d's table written, keys carry kinds, added",
+              s);
+        for (int i = 0; i < FETCH__COUNT; i++) {
+            fetches_kind_get(sh[s], i, k);
+            fetches_add_kind(m, i, k->requests, k->bytes, &k->serve);
+        }
+        nc += fetches_top_get(sh[s], cand + nc, FETCHES_TOP);
+    }
+    fetches_merged(m, cand, nc);
+    int same = 1;
+    for (int i = 0; i < FETCH__COUNT; i++) {
+        struct fetches_kind a;
+        fetches_kind_get(one, i, k);
+        fetches_kind_get(m, i, &a);
+        same &= a.requests == k->requests && a.bytes == k->bytes &&
+                a.repeat_requests == k->repeat_requests && a.repeat_urls == k->repeat_urls &&
+                hist_count(&a.serve) == hist_count(&k->serve);
+    }
+    CHECK(same, "merge: every kind's requests, bytes, repeats and serving times = one process's");
+    fetches_kind_get(m, FETCH_ACTOR, k);
+    CHECK(k->repeat_requests == 3 && k->repeat_urls == 2,
+          "merge: actors: 3 repeats of 2 URLs, one of them seen once by each shard");
+    fetches_kind_get(m, FETCH_KEY, k);
+    CHECK(k->repeat_requests == 2 && k->repeat_urls == 1, "merge: the key: 2 repeats");
+    free(k);
+    struct fetches_top top[FETCHES_TOP];
+    size_t n = fetches_top_get(m, top, FETCHES_TOP);
+    CHECK(n == 2 && !strcmp(top[0].url, "flood1.test/users/user1") && top[0].count == 3 &&
+              top[0].kind == FETCH_ACTOR && !strcmp(top[1].url, "flood1.test/users/user2#k") &&
+              top[1].count == 3 && top[1].kind == FETCH_KEY,
+          "merge: the top list from the shards' own tops, counted in all (3 and 3)");
+    CHECK(fetches_add_url(m, 0, 1) == -1 && fetches_add_url(m, 0xf000000000000001ULL, 1) == -1 &&
+              fetches_add_url(m, 0x2000000000000001ULL, 0) == -1,
+          "merge: key 0, an unknown kind and a count of 0 refused");
+    fetches_free(one);
+    fetches_free(sh[0]);
+    fetches_free(sh[1]);
+    fetches_free(m);
+}
+
 int main(void)
 {
     test_kinds();
@@ -189,5 +270,6 @@ int main(void)
     test_top();
     test_bound();
     test_threads();
+    test_merge();
     return check_done();
 }
