@@ -229,7 +229,7 @@ static int step(struct cap_opts *o, double rate, struct cap_step *s, int index, 
 {
     memset(s, 0, sizeof(*s));
     s->rate = rate;
-    int passes = 0, fails = 0;
+    int passes = 0, fails = 0, repeat_confirm = 0;
     struct cap_limits lim = o->lim;
     if (!o->stats_url && !o->probe_cmd)
         lim.queue_share = -1;
@@ -268,11 +268,15 @@ static int step(struct cap_opts *o, double rate, struct cap_step *s, int index, 
                     o->cooldown_s, rate);
         /* a failure is confirmed (a target starved for a moment is not a verdict), and so is
          * a failure at the first rate: nothing below it was seen */
+        if (r == 0)
+            repeat_confirm = !cap_close(&one, o->margin);
         if (passes == 2 || fails == 2 ||
             (r == 0 && !cap_close(&one, o->margin) && !(!one.pass && (confirm || o->confirm))))
             break;
     }
     s->pass = passes > fails;
+    s->passes = passes;
+    s->repeat_confirm = repeat_confirm;
     return 0;
 }
 
@@ -294,7 +298,10 @@ static void print_step(const struct cap_step *s, int index)
                s->gen_lag_ms, s->gen_loop_share * 100);
     else if (!s->pass)
         printf("%s", s->broke >= 0 ? cap_criterion_name(s->broke) : "?");
-    printf("%s\n", s->runs > 1 ? " (repeated: close to a limit)" : "");
+    if (s->runs > 1) /* the figures are the last run's, the verdict the majority's */
+        printf(" (%d runs, %s: %d sustained; the last one's figures)", s->runs,
+               s->repeat_confirm ? "to confirm a failure" : "close to a limit", s->passes);
+    printf("\n");
     fflush(stdout);
 }
 

@@ -232,6 +232,11 @@ json_t *cap_json(const struct cap_step *steps, size_t n, const struct cap_limits
         json_object_set_new(o, "values", vals);
         json_object_set_new(o, "limits", lims);
         json_object_set_new(o, "runs", json_integer(s->runs));
+        json_object_set_new(o, "runs_sustained", json_integer(s->passes));
+        json_object_set_new(o, "repeated_because",
+                            s->runs < 2         ? json_null()
+                            : s->repeat_confirm ? json_string("confirm a failure")
+                                                : json_string("close to a limit"));
         json_object_set_new(o, "unanswered_follows", json_integer((json_int_t)s->unanswered));
         json_object_set_new(o, "sent_per_s", json_real(s->sent_rate));
         json_object_set_new(o, "offered_per_s", json_real(s->offered_rate));

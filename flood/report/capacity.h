@@ -53,6 +53,8 @@ struct cap_step {
     double limit[CAP__COUNT]; /* in force for this step (the queue's follows the rate) */
     int judged[CAP__COUNT];
     int runs;                 /* how many times this rate was run (repeats when close) */
+    int passes;               /* of those runs, how many sustained it (pass: a majority) */
+    int repeat_confirm;       /* repeated to confirm a failure, not for being close */
     unsigned long unanswered; /* Follows never Accepted */
     double sent_rate;         /* what the sender achieved in the tail, per second */
     /* flood was the limit: its generator saturated (run.json's generator.saturated: dispatch

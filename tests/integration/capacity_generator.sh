@@ -34,5 +34,12 @@ grep -q "broke: flood's generator (saturated)</td>" "$out/capacity.html"
 check $? "whose step table names flood's generator"
 expect_eq "$(jq -r '.generator.saturated' "$out/$(jq -r '.steps[0].dir' "$out/capacity.json")/run.json")" \
     true "the step's run.json agrees"
+# a failure at the first rate runs again (nothing below it was seen): the step says how
+# many runs, why, and how many sustained; its verdict is their majority
+runs=$(jq -r '.steps[0].runs' "$out/capacity.json")
+expect_eq "$(jq -r '.steps[0] | [.runs >= 2, .runs_sustained, (.repeated_because | IN("confirm a failure", "close to a limit"))] | @tsv' "$out/capacity.json")" \
+    "$(printf 'true\t0\ttrue')" "capacity.json: the failed step ran $runs times, none sustained, and says why"
+grep -Eq "broke: flood's generator .*\($runs runs, (to confirm a failure|close to a limit): 0 sustained; the last one's figures\)$" "$out.stdout"
+check $? "the step's line says the runs, why and how many sustained"
 stop_sink
 done_testing
