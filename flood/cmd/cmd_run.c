@@ -22,6 +22,7 @@
 #include "flood/cmd/presets.h"
 #include "flood/cmd/run_opts.h"
 #include "flood/cmd/run_shard.h"
+#include "flood/core/steal.h"
 #include "flood/crowd/crowd.h"
 #include "flood/dash/dash.h"
 #include "flood/crowd/server.h"
@@ -54,6 +55,14 @@ static void tramp_served(void *ctx, const struct server_served *f)
     struct hook_ctx *h = ctx;
     fetches_record(h->fetches, fetch_kind_of(f->route->kind), f->url, strlen(f->url), f->bytes,
                    f->serve_us);
+}
+
+static double run_steal(void *ctx)
+{
+    (void)ctx;
+    double steal_s = -1;
+    int cpus;
+    return steal_now(&steal_s, &cpus) == 0 ? steal_s : -1;
 }
 
 static uint64_t fetch_count(void *ctx, int kind)
@@ -435,6 +444,7 @@ static int run_prepare(struct run *r, struct flood_err *err)
     r->st = stats_new();
     stats_set_inbound(r->st, inbound_deliveries_count, r->in); /* deliveries a second */
     stats_set_fetches(r->st, fetch_count, r->fetches);         /* the target's GETs a second */
+    stats_set_steal(r->st, run_steal, NULL);                   /* the host's steal a second */
     sched_set_shard(&r->sc, ro->shard_k, ro->shard_n);
     if (ro->log_sends) {
         r->sends_log = fopen(ro->log_sends, "w");

@@ -224,6 +224,13 @@ void stats_set_inbound(struct stats *s, uint64_t (*count)(void *ctx), void *ctx)
     s->inbound_prev = count ? count(ctx) : 0;
 }
 
+void stats_set_steal(struct stats *s, double (*steal)(void *ctx), void *ctx)
+{
+    s->steal = steal;
+    s->steal_ctx = ctx;
+    s->steal_prev = steal ? steal(ctx) : -1;
+}
+
 void stats_set_fetches(struct stats *s, uint64_t (*count)(void *ctx, int kind), void *ctx)
 {
     s->fetch_count = count;
@@ -266,6 +273,12 @@ void stats_tick(struct stats *s, int64_t now_ns, uint64_t in_flight)
             uint64_t now_count = s->fetch_count(s->fetch_ctx, k);
             sec->fetches[k] = now_count - s->fetch_prev[k];
             s->fetch_prev[k] = now_count;
+        }
+        if (s->steal) {
+            double now_steal = s->steal(s->steal_ctx);
+            if (now_steal >= 0 && s->steal_prev >= 0 && now_steal >= s->steal_prev)
+                sec->steal_ms = (now_steal - s->steal_prev) * 1000;
+            s->steal_prev = now_steal;
         }
         sec->in_flight = in_flight;
         sec->closed = 1;

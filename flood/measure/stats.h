@@ -105,6 +105,7 @@ struct stats_sec {
     uint64_t deliveries;            /* the target's deliveries the crowd accepted (set_inbound) */
     uint64_t fetches[FETCH__COUNT]; /* GETs the target made of the crowd, by kind (set_fetches) */
     uint64_t in_flight;             /* at the second's end */
+    double steal_ms; /* the host's steal of the generator's CPUs that second (set_steal) */
     int closed;
 };
 
@@ -134,6 +135,9 @@ struct stats {
     uint64_t (*fetch_count)(void *ctx, int kind); /* running fetch counts by kind, or NULL */
     void *fetch_ctx;
     uint64_t fetch_prev[FETCH__COUNT];
+    double (*steal)(void *ctx); /* the host's steal so far, seconds (< 0: not known), or NULL */
+    void *steal_ctx;
+    double steal_prev;
     size_t cur_sec;      /* the second sec_* belong to */
     uint64_t late_sends; /* sends with dispatch lag over STATS_LATE_US */
     uint64_t not_ready;  /* requests the signers had not ready at their intended time */
@@ -165,6 +169,10 @@ void stats_set_inbound(struct stats *s, uint64_t (*count)(void *ctx), void *ctx)
  * thread-safe, e.g. fetches_count): each second closed records how much each grew. NULL
  * stops it. */
 void stats_set_fetches(struct stats *s, uint64_t (*count)(void *ctx, int kind), void *ctx);
+/* Read the host's steal time per second from a running total in seconds (steal(ctx),
+ * negative when not known): each second closed records how much it grew, in ms. NULL
+ * stops it. */
+void stats_set_steal(struct stats *s, double (*steal)(void *ctx), void *ctx);
 /* Call fn(ctx, c) for each second stats_tick closes, after its figures are computed and
  * before its histograms are reset (on the writer's thread). NULL stops it. */
 void stats_set_closed(struct stats *s, void (*fn)(void *ctx, const struct stats_closed *c),

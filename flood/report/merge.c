@@ -182,6 +182,7 @@ static void add_series(struct stats *st, const struct shard_in *in, int64_t off)
         x->completed += jget_u64(row, "completed");
         x->late += jget_u64(row, "late");
         x->in_flight += jget_u64(row, "in_flight");
+        x->steal_ms += jget_d(row, "steal_ms"); /* each shard's host and CPUs, as steal_s */
         x->deliveries += jget_u64(row, "deliveries");
         json_t *oc = json_object_get(row, "outcomes");
         for (int k = 0; k < OUT_FIRST_TRANSPORT; k++)

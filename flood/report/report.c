@@ -361,15 +361,16 @@ static void charts(FILE *f, const struct report_run *r)
         per_sec(c, "service p50", 0, c->svc_p50),
         per_sec(c, "service p99", 3, c->svc_p99),
         per_sec(c, "dispatch lag p99", 8, c->lag_p99),
+        per_sec(c, "host steal", 9, c->steal),
     };
-    lat[3].dashed = lat[4].dashed = lat[5].dashed = 1;
+    lat[3].dashed = lat[4].dashed = lat[5].dashed = lat[6].dashed = 1;
     /* list only what this run.json's series has: an older or newer flood may differ */
-    struct plot_series shown[6];
+    struct plot_series shown[7];
     size_t ns = 0;
-    const char *keys[] = {"p50_ms",         "p99_ms",         "max_ms",
-                          "service_p50_ms", "service_p99_ms", "lag_p99_ms"};
+    const char *keys[] = {"p50_ms",         "p99_ms",     "max_ms",  "service_p50_ms",
+                          "service_p99_ms", "lag_p99_ms", "steal_ms"};
     const json_t *series = json_object_get(r->root, "series");
-    for (size_t i = 0; i < 6; i++)
+    for (size_t i = 0; i < 7; i++)
         if (i < 2 || report_has_key(series, keys[i]))
             shown[ns++] = lat[i];
     plot_svg(f, &(struct plot){.id = "plot-latency",
@@ -383,7 +384,8 @@ static void charts(FILE *f, const struct report_run *r)
                                .n_marks = nm});
     fputs("<p class=\"note\">Percentiles of the requests completed in each second, measured from "
           "their intended send time (so a stalled target or generator shows up); dashed lines "
-          "are service time (from the actual send) and the generator's dispatch lag.</p>\n",
+          "are service time (from the actual send), the generator's dispatch lag, and the time "
+          "the machine's host took from flood's CPUs that second (steal).</p>\n",
           f);
 
     struct plot_series dist[] = {

@@ -164,6 +164,7 @@ static void cols_load(struct report_cols *c, const json_t *series)
     c->svc_p50 = col(series, "service_p50_ms");
     c->svc_p99 = col(series, "service_p99_ms");
     c->lag_p99 = col(series, "lag_p99_ms");
+    c->steal = col(series, "steal_ms");
     c->in_flight = col(series, "in_flight");
     size_t sz = (n ? n : 1) * sizeof(double);
     c->ok = flood_xmalloc(sz);
@@ -203,9 +204,9 @@ static void cols_free(struct report_cols *c)
 {
     free(c->tmid);
     free(c->tend);
-    double *all[] = {c->t,    c->offered, c->sent,    c->completed, c->ok,       c->auth,
-                     c->r429, c->r503,    c->other,   c->shed,      c->p50,      c->p99,
-                     c->max,  c->svc_p50, c->svc_p99, c->lag_p99,   c->in_flight};
+    double *all[] = {c->t,    c->offered, c->sent,    c->completed, c->ok,        c->auth,
+                     c->r429, c->r503,    c->other,   c->shed,      c->p50,       c->p99,
+                     c->max,  c->svc_p50, c->svc_p99, c->lag_p99,   c->in_flight, c->steal};
     for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
         free(all[i]);
 }

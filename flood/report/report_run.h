@@ -22,6 +22,7 @@ struct report_cols {
     double *tmid, *tend; /* the middle and the end of each second, for lines */
     double *t, *offered, *sent, *completed, *ok, *auth, *r429, *r503, *other, *shed;
     double *p50, *p99, *max, *svc_p50, *svc_p99, *lag_p99, *in_flight;
+    double *steal; /* the host's steal of flood's CPUs each second, ms */
 };
 
 struct report_run {

@@ -236,6 +236,7 @@ json_t *results_series_row(const struct stats_sec *x, size_t i, int with_probes,
     put(e, "lag_p99_ms", jms(x->lag_p99_ms));
     put(e, "late", jint(x->late));
     put(e, "in_flight", jint(x->in_flight));
+    put(e, "steal_ms", json_real(x->steal_ms));
     if (with_probes) {
         put(e, "accepts", jint(x->accepts));
         put(e, "rejects", jint(x->rejects));

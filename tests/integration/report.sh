@@ -48,10 +48,10 @@ got=$(sed -n '/<svg id="plot-outcomes"/,/<\/svg>/p' "$OK_DIR/report.html" |
     grep -o 'data-series="2xx" data-points="[0-9]*" data-sum="[^"]*"' | sed 's/.*data-sum="\([^"]*\)"/\1/')
 expect_eq "$got" "$want" "run 1: the 2xx layer of the outcomes chart sums to run.json's $want"
 # 4 rate + 6 outcomes + 4 distribution + 1 in flight + the latency lines the series records
-# (p50 and p99 always; max, service p50/p99 and dispatch lag p99 when present) + the two
+# (p50 and p99 always; max, service p50/p99, dispatch lag p99 and host steal when present) + the two
 # Follow charts' Accepts, Rejects, Follow-to-Accept p50 and p99 when the series has accepts,
 # + the fetches chart's lines
-extra=$(jq '[.series[0] | has("max_ms"), has("service_p50_ms"), has("service_p99_ms"), has("lag_p99_ms")] | map(select(.)) | length' "$OK_DIR/run.json")
+extra=$(jq '[.series[0] | has("max_ms"), has("service_p50_ms"), has("service_p99_ms"), has("lag_p99_ms"), has("steal_ms")] | map(select(.)) | length' "$OK_DIR/run.json")
 extra=$((extra + 4 * $(jq '[.series[0] | has("accepts")] | map(select(.)) | length' "$OK_DIR/run.json")))
 # the fetches chart: the activities sent and each kind the target fetched
 extra=$((extra + $(jq 'if (.series[0] | has("fetches")) then 1 + ([.fetches.by_kind[] | select(.requests > 0)] | length) else 0 end' "$OK_DIR/run.json")))

@@ -53,6 +53,10 @@ expect_eq "$(jget '.crowd.requests == ([.crowd.by_status[]] | add)')" true \
     "the crowd's requests = the sum of its answers by status"
 [ -f "$RUN_DIR/fetches.tsv" ] && [ "$(grep -vc '^#' "$RUN_DIR/fetches.tsv")" = 0 ]
 check $? "fetches.tsv written (no URL: the sink fetches nothing)"
+expect_eq "$(jget '[.series[] | .steal_ms | type == "number" and . >= 0] | all')" true \
+    "every second of the series says the host's steal in ms"
+grep -q 'data-series="host steal"' "$RUN_DIR/report.html"
+check $? "report.html draws the host's steal a second beside the latencies"
 grep -q "saturated: no, host steal [0-9]* ms ([0-9.]*%)" "$RUN_OUT"
 check $? "the generator line says the host's steal"
 grep -q "the host's steal [0-9]* ms ([0-9.]*% of its CPUs)" "$RUN_DIR/report.html"

@@ -112,7 +112,8 @@ expect_eq "$(jq .totals.scheduled "$T_TMP/pm/run.json")" "$(wc -l <"$T_TMP/ps")"
 for k in 0 1; do
     eval "src=\$P$k"
     cp -r "$src" "$T_TMP/st$k"
-    jq '.generator.steal_s = 1.5 | .generator.steal_cpus = 2' "$src/run.json" >"$T_TMP/st$k/run.json"
+    jq '.generator.steal_s = 1.5 | .generator.steal_cpus = 2 | .series[0].steal_ms = 40' \
+        "$src/run.json" >"$T_TMP/st$k/run.json"
 done
 "$FLOOD" merge "$T_TMP/stm" "$T_TMP/st0" "$T_TMP/st1" >"$T_TMP/stm.out" 2>&1
 check $? "shards with steal merge" || cat "$T_TMP/stm.out"
@@ -120,6 +121,9 @@ expect_eq "$(jq -c '[.generator.steal_s, .generator.steal_cpus]' "$T_TMP/stm/run
     "merged steal: 3 s over 4 CPUs"
 expect_eq "$(jq '[.warnings[] | select(test("^the host took 3000 ms of the generator.s 4 CPUs \\(steal time, [0-9.]*% of theirs\\)"))] | length' "$T_TMP/stm/run.json")" 1 \
     "the merged run warns of the host's steal"
+expect_eq "$(jq -s 'map([.series[].steal_ms] | add) | add | round' "$T_TMP/st0/run.json" "$T_TMP/st1/run.json")" \
+    "$(jq '[.series[].steal_ms] | add | round' "$T_TMP/stm/run.json")" \
+    "merged steal a second: the shards' seconds added (80 ms edited in)"
 
 # 2b. what the target fetched, from whichever shard it reached: the test fetches as a
 # target would (an actor three times: twice from shard 0, once from shard 1; another actor

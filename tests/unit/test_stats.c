@@ -1,6 +1,6 @@
 /* tests/unit/test_stats.c: outcome classification (from the HTTP status classes of RFC 9110
- * and libcurl's documented error codes), the per-second series and the conservation
- * check. */
+ * and libcurl's documented error codes), the per-second series (the host's steal a second
+ * included) and the conservation check. */
 #include <curl/curl.h>
 #include <errno.h>
 #include <string.h>
@@ -199,10 +199,39 @@ static void test_second_figures(void)
     probes_free(p);
 }
 
+/* A fake host: its steal so far, seconds (negative: not known). */
+static double fake_steal_s;
+static double fake_steal(void *ctx)
+{
+    (void)ctx;
+    return fake_steal_s;
+}
+
+static void test_steal_series(void)
+{
+    struct stats *s = stats_new();
+    fake_steal_s = 1.0;
+    stats_set_steal(s, fake_steal, NULL);
+    fake_steal_s = 1.03;
+    stats_tick(s, 1000000001, 0); /* second 0 closes: 30 ms taken */
+    fake_steal_s = -1;
+    stats_tick(s, 2000000001, 0); /* second 1: not known */
+    fake_steal_s = 1.5;
+    stats_tick(s, 3000000001, 0); /* second 2: no known start */
+    fake_steal_s = 1.52;
+    stats_tick(s, 4000000001, 0); /* second 3: 20 ms */
+    CHECK(s->n_series >= 4 && s->series[0].steal_ms > 29.99 && s->series[0].steal_ms < 30.01 &&
+              s->series[1].steal_ms == 0 && s->series[2].steal_ms == 0 &&
+              s->series[3].steal_ms > 19.99 && s->series[3].steal_ms < 20.01,
+          "steal a second: 30 ms, then unknown (0) twice, then 20 ms");
+    stats_free(s);
+}
+
 int main(void)
 {
     test_classify();
     test_counts();
     test_second_figures();
+    test_steal_series();
     return check_done();
 }
