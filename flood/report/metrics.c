@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "flood/core/steal.h"
 #include "flood/inbound/inbound.h"
 #include "flood/report/metrics.h"
 #include "flood/measure/probes.h"
@@ -112,6 +113,15 @@ char *metrics_render(const struct metrics_snapshot *s)
     }
     family(f, "flood_info", "gauge", "flood's version (always 1).");
     fprintf(f, "flood_info{version=\"%s\"} 1\n", FLOOD_VERSION);
+    if (s->have_steal) {
+        family(f, "flood_host_steal_seconds_total", "counter",
+               "Time the virtual machine's host took from the CPUs flood may run on while they "
+               "had work (their steal time, summed), since the machine booted.");
+        fprintf(f, "flood_host_steal_seconds_total %.2f\n", s->steal_s);
+        family(f, "flood_host_steal_cpus", "gauge",
+               "The CPUs flood may run on, whose steal time is summed.");
+        fprintf(f, "flood_host_steal_cpus %d\n", s->steal_cpus);
+    }
     if (s->have_sender) {
         per_op(f, s, "flood_scheduled_total", "counter",
                "Activities whose intended send time has come, by operation.",
@@ -246,6 +256,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                       "text/plain; charset=utf-8");
     struct metrics_snapshot *s = snapshot_new();
     int rc = m->src.snapshot ? m->src.snapshot(m->src.ctx, s) : -1;
+    s->have_steal = steal_now(&s->steal_s, &s->steal_cpus) == 0;
     char *body = rc == 0 ? metrics_render(s) : flood_xstrdup("no figures yet\n");
     json_decref(s->inbound);
     free(s);

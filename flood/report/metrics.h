@@ -50,6 +50,9 @@ struct metrics_snapshot {
     struct hist follow_to_accept; /* us */
     int have_fetches;
     uint64_t fetches[FETCH__COUNT], fetch_bytes[FETCH__COUNT], fetch_repeats[FETCH__COUNT];
+    int have_steal; /* the host's steal of the CPUs flood may run on (set by the daemon) */
+    double steal_s;
+    int steal_cpus;
 };
 
 struct metrics_source {

@@ -164,6 +164,8 @@ if "$FLOOD" run --help 2>/dev/null | grep -q -- '--metrics'; then
         expect_eq "$(sum_metric "$last" '^flood_requests_total[{].*outcome="transport_')" \
             "$(jget .totals.outcomes.transport)" "the transport_* outcomes add up to run.json's transport"
         expect_eq "$(metric "$last" flood_in_flight_requests)" 0 "nothing in flight at the end"
+        expect_eq "$(metric "$last" flood_host_steal_cpus)/$(awk '$1 == "flood_host_steal_seconds_total" && $2 >= 0 {print "ok"}' "$last")" \
+            "$(nproc)/ok" "the host's steal: a total in seconds, over the CPUs flood may run on"
         expect_eq "$(metric "$last" flood_follow_to_accept_seconds_count)" \
             "$(jget .probes.follow_to_accept_ms.count)" "Follow-to-Accept count matches run.json"
     else
