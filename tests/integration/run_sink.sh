@@ -203,12 +203,7 @@ UNCORK_STALLS=5000 LD_PRELOAD="$T_TMP/uncork_stall.so" \
     ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
     frun_bg --tls --inbox "http://127.0.0.1:$SINK_PORT/inbox" --rate 10 --duration 4s \
     --sign none --mix create=1 --no-check
-CROWD=""
-for _ in $(seq 1 100); do
-    CROWD=$(sed -n 's/^flood: run: crowd listening on \(https:[^ ]*\)$/\1/p' "$RUN_ERR" | head -1)
-    [ -n "$CROWD" ] && break
-    sleep 0.05
-done
+CROWD=$(crowd_url "$RUN_ERR")
 code=$(curl -sk -o /dev/null -w '%{http_code}' --max-time 8 -H "Host: flood1.test" "$CROWD/users/user1")
 wait "$RUN_PID"
 RUN_RC=$?

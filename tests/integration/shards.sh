@@ -135,13 +135,6 @@ for k in 0 1; do
         --mix create=1 --shard $k/2 --start-at $T
     eval "F$k=\$RUN_DIR FPID$k=\$RUN_PID FERR$k=\$RUN_ERR"
 done
-crowd_url() { # crowd_url ERRFILE: the crowd's base URL once the shard listens
-    for _ in $(seq 1 100); do
-        u=$(sed -n 's/^flood: run: crowd listening on \(http:[^ ]*\)$/\1/p' "$1" | head -1)
-        [ -n "$u" ] && { echo "$u"; return; }
-        sleep 0.05
-    done
-}
 C0=$(crowd_url "$FERR0") C1=$(crowd_url "$FERR1")
 while [ "$(date +%s)" -lt "$T" ]; do sleep 0.1; done # inside the runs' seconds: their series
 fetch() { curl -s -o /dev/null -w '%{http_code}\n' -H "Host: flood1.test" "$1$2"; }

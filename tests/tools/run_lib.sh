@@ -57,6 +57,18 @@ frun_bg() {
     T_PIDS="$T_PIDS $RUN_PID"
 }
 
+# crowd_url ERRFILE: the crowd's base URL (http or https) once the `flood run` writing
+# ERRFILE says it listens (up to 5 s; empty and 1 if it never does)
+crowd_url() {
+    local u _
+    for _ in $(seq 1 100); do
+        u=$(sed -n 's/^flood: run: crowd listening on \(https\{0,1\}:[^ ]*\)$/\1/p' "$1" | head -1)
+        [ -n "$u" ] && { echo "$u"; return 0; }
+        sleep 0.05
+    done
+    return 1
+}
+
 jget() {
     jq -r "$1" "$RUN_DIR/run.json" 2>/dev/null
 }
