@@ -269,9 +269,9 @@ static int step(struct cap_opts *o, double rate, struct cap_step *s, int index, 
         /* a failure is confirmed (a target starved for a moment is not a verdict), and so is
          * a failure at the first rate: nothing below it was seen */
         if (r == 0)
-            repeat_confirm = !cap_close(&one, o->margin);
+            repeat_confirm = !cap_close(&one, o->margin); /* else repeated for being close */
         if (passes == 2 || fails == 2 ||
-            (r == 0 && !cap_close(&one, o->margin) && !(!one.pass && (confirm || o->confirm))))
+            (r == 0 && repeat_confirm && !(!one.pass && (confirm || o->confirm))))
             break;
     }
     s->pass = passes > fails;

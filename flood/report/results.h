@@ -83,6 +83,17 @@ json_t *results_exact_json(const struct stats *st);
 /* Add a run.json's "exact" (borrowed) into st: counters summed, histograms merged exactly.
  * 0, or -1 and err naming what is missing or malformed. */
 int results_exact_add(struct stats *st, json_t *exact, struct flood_err *err) FLOOD_WUR;
+/* run.json's "exact" "fetches": {"kinds": {KIND: {requests, bytes, serve: hist_encode text}},
+ * "untracked"} (a new reference; NULL without f). */
+json_t *results_fetches_exact(struct fetches *f);
+/* A run's "exact" "fetches" (borrowed) added into f. 0, or -1 and err naming what is
+ * missing or malformed. */
+int results_fetches_add(struct fetches *f, json_t *exact, struct flood_err *err) FLOOD_WUR;
+/* DIR/fetches.tsv: every URL the target fetched, by key (its kind in the top hex digit)
+ * and count: "KEY<TAB>COUNT" a line (fetches_write_urls). 0, or -1 and err. */
+int results_write_fetch_urls(const char *dir, struct fetches *f, struct flood_err *err) FLOOD_WUR;
+/* DIR/fetches.tsv's URLs added into f's table. 0, or -1 and err naming the file and line. */
+int results_fetch_urls_add(struct fetches *f, const char *dir, struct flood_err *err) FLOOD_WUR;
 /* Write DIR/follows.tsv from the probes' event log: "F|A|R<TAB>SEQ<TAB>WALL_US" a line,
  * the probes' CLOCK_MONOTONIC times plus wall_minus_mono_ns. 0, or -1 and err. */
 int results_write_follows(const char *dir, struct probes *p, int64_t wall_minus_mono_ns,

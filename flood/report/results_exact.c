@@ -1,9 +1,12 @@
 /* flood/report/results_exact.c: what a run writes so that `flood merge` can add shards
  * together without loss: run.json's "exact" (every counter as recorded, the histograms in
- * hist_encode's text) and follows.tsv (each Follow sent and each answer received, on the
- * wall clock). */
+ * hist_encode's text, the target's fetches by kind), follows.tsv (each Follow sent and each
+ * answer received, on the wall clock) and fetches.tsv (each URL the target fetched, and
+ * how many times). */
 #include "flood/report/results.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,4 +156,110 @@ int results_write_follows(const char *dir, struct probes *p, int64_t wall_minus_
         return -1;
     }
     return fs_tmp_commit(&t, FS_REPLACE, 0, err);
+}
+
+json_t *results_fetches_exact(struct fetches *f)
+{
+    if (!f)
+        return NULL;
+    json_t *kinds = json_object();
+    struct fetches_kind *k = flood_xmalloc(sizeof(*k)); /* a hist: too big for a stack */
+    for (int i = 0; i < FETCH__COUNT; i++) {
+        fetches_kind_get(f, i, k);
+        char *serve = hist_encode(&k->serve);
+        json_object_set_new(kinds, fetch_kind_name(i),
+                            json_pack("{s:I,s:I,s:s}", "requests", (json_int_t)k->requests, "bytes",
+                                      (json_int_t)k->bytes, "serve", serve));
+        free(serve);
+    }
+    free(k);
+    return json_pack("{s:o,s:I}", "kinds", kinds, "untracked", (json_int_t)fetches_untracked(f));
+}
+
+int results_fetches_add(struct fetches *f, json_t *exact, struct flood_err *err)
+{
+    json_t *kinds = json_object_get(exact, "kinds");
+    uint64_t untracked = 0;
+    if (!json_is_object(kinds) || get_u64(exact, "untracked", &untracked)) {
+        flood_err_set(err, FLOOD_EINVAL, "\"exact\".fetches: no kinds or untracked count");
+        return -1;
+    }
+    struct hist *h = hist_new();
+    int rc = 0;
+    for (int i = 0; i < FETCH__COUNT && !rc; i++) {
+        json_t *k = json_object_get(kinds, fetch_kind_name(i));
+        uint64_t requests = 0, bytes = 0;
+        const char *serve = json_string_value(json_object_get(k, "serve"));
+        if (!json_is_object(k) || get_u64(k, "requests", &requests) ||
+            get_u64(k, "bytes", &bytes) || !serve) {
+            flood_err_set(err, FLOOD_EINVAL, "\"exact\".fetches.kinds.%s: missing or bad",
+                          fetch_kind_name(i));
+            rc = -1;
+        } else if (hist_decode(h, serve, err)) {
+            rc = -1;
+        } else if (hist_count(h) != requests) {
+            flood_err_set(err, FLOOD_EINVAL,
+                          "\"exact\".fetches.kinds.%s: %" PRIu64 " requests but %" PRIu64
+                          " serving times",
+                          fetch_kind_name(i), requests, hist_count(h));
+            rc = -1;
+        } else {
+            fetches_add_kind(f, i, requests, bytes, h);
+        }
+    }
+    if (!rc)
+        fetches_add_untracked(f, untracked);
+    hist_free(h);
+    return rc;
+}
+
+int results_write_fetch_urls(const char *dir, struct fetches *f, struct flood_err *err)
+{
+    char path[1200];
+    snprintf(path, sizeof(path), "%s/fetches.tsv", dir);
+    struct fs_tmp t;
+    if (fs_tmp_open(&t, path, 0666, "results", err))
+        return -1;
+    fprintf(t.f, "# key count (each URL the target fetched from the crowd; the key's first "
+                 "hex digit is its kind)\n");
+    if (fetches_write_urls(f, t.f)) {
+        flood_err_set(err, FLOOD_EIO, "results: cannot write '%s'", path);
+        fs_tmp_abort(&t);
+        return -1;
+    }
+    return fs_tmp_commit(&t, FS_REPLACE, 0, err);
+}
+
+int results_fetch_urls_add(struct fetches *f, const char *dir, struct flood_err *err)
+{
+    char path[1200];
+    snprintf(path, sizeof(path), "%s/fetches.tsv", dir);
+    FILE *in = fopen(path, "r");
+    if (!in) {
+        flood_err_set(err, FLOOD_EIO, "cannot read '%s': %s", path, strerror(errno));
+        return -1;
+    }
+    char line[128];
+    int rc = 0;
+    for (size_t no = 1; !rc && fgets(line, sizeof(line), in); no++) {
+        if (line[0] == '#')
+            continue;
+        char *end;
+        errno = 0;
+        uint64_t key = strtoull(line, &end, 16);
+        int ok = isxdigit((unsigned char)line[0]) && !errno && end == line + 16 && *end == '\t' &&
+                 isdigit((unsigned char)end[1]);
+        uint64_t count = ok ? strtoull(end + 1, &end, 10) : 0;
+        ok = ok && !errno && *end == '\n';
+        if (!ok || fetches_add_url(f, key, count) < 0) {
+            flood_err_set(err, FLOOD_EINVAL, "'%s' line %zu: not a URL's key and count", path, no);
+            rc = -1;
+        }
+    }
+    if (!rc && ferror(in)) {
+        flood_err_set(err, FLOOD_EIO, "cannot read '%s'", path);
+        rc = -1;
+    }
+    fclose(in);
+    return rc;
 }
