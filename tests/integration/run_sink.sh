@@ -57,7 +57,7 @@ expect_eq "$(jget '[.series[] | .steal_ms | type == "number" and . >= 0] | all')
     "every second of the series says the host's steal in ms"
 grep -q 'data-series="host steal"' "$RUN_DIR/report.html"
 check $? "report.html draws the host's steal a second beside the latencies"
-grep -q "saturated: no, host steal [0-9]* ms ([0-9.]*%)" "$RUN_OUT"
+grep -Eq "saturated: (yes|no), host steal [0-9]+ ms \([0-9.]+%\)" "$RUN_OUT"
 check $? "the generator line says the host's steal"
 grep -q "the host's steal [0-9]* ms ([0-9.]*% of its CPUs)" "$RUN_DIR/report.html"
 check $? "and so does report.html"
