@@ -2,7 +2,6 @@
 #include "flood/report/expect.h"
 
 #include <ctype.h>
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
