@@ -7,7 +7,8 @@
 #   make fuzz       every fuzz harness for FUZZ_SECONDS (default 60) each
 #   make format     reformat with clang-format; make format-check only checks
 #   make deps-check the architecture's order: includes (sign/ <- webfinger/ <- flood/ rooms)
-#                   and no two files calling each other
+#                   and no two files calling each other; no file over 850 lines, no
+#                   function over 150 (scripts/size_check.py)
 #   make SANITIZE=address,undefined   a sanitized build in build-san/
 
 CC      ?= cc
@@ -99,10 +100,10 @@ demo: deps all
 bench: deps all
 	@scripts/bench.sh
 
-# The include order of docs/ARCHITECTURE.md and no circles between files (also a suite of
-# make check: tests/integration/deps_check.sh).
+# The include order of docs/ARCHITECTURE.md, no circles between files, and the size rule
+# (also a suite of make check: tests/integration/deps_check.sh).
 deps-check: all
-	@scripts/deps_check.sh && python3 scripts/calls_check.py $(BUILD)
+	@scripts/deps_check.sh && python3 scripts/calls_check.py $(BUILD) && python3 scripts/size_check.py
 
 # Unit binaries 20 times, integration suites 3 times, shuffled, beside busy loops
 # (STRESS_SEED=N replays an order; scripts/stress.sh --san for the sanitized build).

@@ -1,7 +1,9 @@
-/* flood/send/hclient.c: the sender's own HTTP/1.1 client (see hclient.h): origins, their
- * connections and queues, writing requests and reading answers on libevent bufferevents.
- * The origins' addresses, --resolve and TLS set-up are in hclient_origin.c, the answer
- * parser in hclient_parse.c.
+/* flood/send/hclient.c: the sender's own HTTP/1.1 client (see hclient.h): which connection
+ * of an origin carries which request, the queues, the answers read (on libevent
+ * bufferevents, or plain ones from an epoll set of the client's own), the deadlines. A
+ * connection started, written to and closed, and a request ended, are in hclient_conn.c;
+ * the origins' addresses, --resolve and TLS set-up in hclient_origin.c; the answer parser
+ * in hclient_parse.c.
  *
  * The cost of a request on a reused plain connection is what wrk pays: the head is
  * formatted into the output buffer's free space, the body added by reference, and one
@@ -42,144 +44,13 @@
 #define HC_SWEEP_MS 10
 #define HC_READ_MAX 16384 /* a plain read's buffer: an answer's head fits many times */
 
-const char *hc_outcome_name(enum hc_outcome o)
-{
-    switch (o) {
-    case HC_OK:
-        return "ok";
-    case HC_TIMEOUT:
-        return "timeout";
-    case HC_REFUSED:
-        return "refused";
-    case HC_RESET:
-        return "reset";
-    case HC_DNS:
-        return "dns";
-    case HC_TLS:
-        return "tls";
-    case HC_PROTOCOL:
-        return "protocol";
-    case HC_OTHER:
-        return "other";
-    }
-    return "?";
-}
-
-static int64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-/* CLOCK_MONOTONIC ns of a CLOCK_REALTIME receive time: now less its age. */
-static int64_t mono_of_real(int64_t real_ns)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    int64_t age = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec - real_ns;
-    return mono_ns() - (age > 0 ? age : 0);
-}
-
-/* ---- lists ---------------------------------------------------------------------------- */
-
-static void list_push(struct hc_conn **head, struct hc_conn *k)
-{
-    k->prev = NULL;
-    k->next = *head;
-    if (*head)
-        (*head)->prev = k;
-    *head = k;
-}
-
-static void list_unlink(struct hc_conn **head, struct hc_conn *k)
-{
-    if (k->prev)
-        k->prev->next = k->next;
-    else
-        *head = k->next;
-    if (k->next)
-        k->next->prev = k->prev;
-    k->prev = k->next = NULL;
-}
-
-static void queue_push(struct hc_client *c, struct hc_origin *o, struct hc_req *r)
-{
-    r->qnext = NULL;
-    if (o->qtail)
-        o->qtail->qnext = r;
-    else {
-        o->qhead = r;
-        hc_origin_queued(c, o, 1);
-    }
-    o->qtail = r;
-}
-
-static void queue_unshift(struct hc_client *c, struct hc_origin *o, struct hc_req *r)
-{
-    r->qnext = o->qhead;
-    if (!o->qhead) {
-        o->qtail = r;
-        hc_origin_queued(c, o, 1);
-    }
-    o->qhead = r;
-}
-
-static struct hc_req *queue_pop(struct hc_client *c, struct hc_origin *o)
-{
-    struct hc_req *r = o->qhead;
-    if (!r)
-        return NULL;
-    o->qhead = r->qnext;
-    if (!o->qhead) {
-        o->qtail = NULL;
-        hc_origin_queued(c, o, 0);
-    }
-    r->qnext = NULL;
-    return r;
-}
-
 /* ---- telling done --------------------------------------------------------------------- */
-
-/* req has ended: its result is set now, done is called from fin_ev (or hc_cancel_all). */
-static void finish(struct hc_client *c, struct hc_req *r, enum hc_outcome outcome, int status,
-                   int os_errno)
-{
-    r->res.outcome = outcome;
-    r->res.status = outcome == HC_OK ? status : 0;
-    if (outcome != HC_OK)
-        r->res.retry_after = 0;
-    r->res.os_errno = os_errno;
-    r->conn = NULL;
-    r->qnext = NULL;
-    if (c->fin_tail)
-        c->fin_tail->qnext = r;
-    else {
-        c->fin_head = r;
-        event_active(c->fin_ev, EV_TIMEOUT, 1);
-    }
-    c->fin_tail = r;
-}
-
-/* Call done for every ended request, one at a time: a done may end or send more. */
-static void flush(struct hc_client *c)
-{
-    struct hc_req *r;
-    while ((r = c->fin_head)) {
-        c->fin_head = r->qnext;
-        if (!c->fin_head)
-            c->fin_tail = NULL;
-        r->qnext = NULL;
-        c->in_flight--;
-        r->done(r, &r->res);
-    }
-}
 
 static void on_fin(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
-    flush(arg);
+    hc_flush(arg);
 }
 
 /* ---- connections ---------------------------------------------------------------------- */
@@ -189,83 +60,12 @@ static void on_write(struct bufferevent *bev, void *arg);
 static void on_event(struct bufferevent *bev, short what, void *arg);
 static void pump(struct hc_client *c, struct hc_origin *o);
 
-/* Close k (whatever its state) and free it; its request, if any, was taken off before. */
-static void conn_close(struct hc_conn *k)
-{
-    struct hc_client *c = k->c;
-    struct hc_origin *o = k->o;
-    if (k->state == HC_CONN_IDLE)
-        list_unlink(&o->idle, k);
-    else
-        list_unlink(&c->busy, k);
-    o->n_conns--;
-    if (k->pre_deadline)
-        c->n_pre--;
-    if (k->ssl) {
-        SSL_set_app_data(k->ssl, NULL); /* no session callback for a gone connection */
-        /* freed without a shutdown, OpenSSL would mark the session (the origin's latest,
-         * shared) not resumable; no close_notify is sent either way, as curl and browsers
-         * send none on a connection they drop */
-        SSL_set_shutdown(k->ssl, SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN);
-    }
-    if (k->in_poll)
-        epoll_ctl(c->efd, EPOLL_CTL_DEL, bufferevent_getfd(k->bev), NULL);
-    /* frees the output buffer too: a body still referenced there is dropped unread */
-    bufferevent_free(k->bev);
-    k->bev = NULL;
-    if (c->polling) { /* an event of this poll may still name k */
-        k->dead = 1;
-        k->next = c->dead;
-        c->dead = k;
-    } else
-        free(k);
-}
-
-/* The fd of a new non-blocking TCP connection to o, connect() under way (or done).
- * -1 and errno when it cannot even start. */
-static int tcp_start(const struct hc_origin *o, uint32_t src_ipv4)
-{
-    int fd = socket(o->sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return -1;
-    int one = 1;
-    /* a request is one write: Nagle would hold the body's last segment for the ACK */
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    if (src_ipv4) {
-        if (o->sa.ss_family != AF_INET) {
-            close(fd);
-            errno = EAFNOSUPPORT;
-            return -1;
-        }
-#ifdef IP_BIND_ADDRESS_NO_PORT
-        /* the port is picked at connect(), per destination: many sources and origins do not
-         * run out of ports as bind()'s own choice would */
-        setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof(one));
-#endif
-        struct sockaddr_in sin = {.sin_family = AF_INET};
-        sin.sin_addr.s_addr = htonl(src_ipv4);
-        if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0) {
-            int e = errno;
-            close(fd);
-            errno = e;
-            return -1;
-        }
-    }
-    if (connect(fd, (const struct sockaddr *)&o->sa, o->sa_len) < 0 && errno != EINPROGRESS) {
-        int e = errno;
-        close(fd);
-        errno = e;
-        return -1;
-    }
-    return fd;
-}
-
 /* A new connection to o from src (o has room: the caller checked), connecting, on the busy
  * list with no request yet. NULL and errno when it cannot be started. */
 static struct hc_conn *conn_new(struct hc_client *c, struct hc_origin *o, uint32_t src)
 {
     c->connects++;
-    int fd = tcp_start(o, src);
+    int fd = hc_tcp_start(o, src);
     if (fd < 0)
         return NULL;
     struct hc_conn *k = flood_xcalloc(1, sizeof(*k));
@@ -301,7 +101,7 @@ static struct hc_conn *conn_new(struct hc_client *c, struct hc_origin *o, uint32
     }
     bufferevent_setcb(k->bev, on_read, on_write, on_event, k);
     o->n_conns++;
-    list_push(&c->busy, k);
+    hc_list_push(&c->busy, k);
     return k;
 }
 
@@ -312,109 +112,12 @@ static void conn_open(struct hc_client *c, struct hc_origin *o, struct hc_req *r
     struct hc_conn *k = conn_new(c, o, r->src_ipv4);
     if (!k) {
         int e = errno;
-        finish(c, r, e == ECONNREFUSED ? HC_REFUSED : HC_OTHER, 0, e);
+        hc_finish(c, r, e == ECONNREFUSED ? HC_REFUSED : HC_OTHER, 0, e);
         return;
     }
     k->req = r;
     r->conn = k;
     r->res.reused = 0;
-}
-
-/* Write r's bytes on k: "POST target HTTP/1.1", Host, the caller's head, Content-Length,
- * the body. Returns 0, or -1 with errno when the connection failed under the write. */
-static int conn_flush(struct hc_conn *k);
-
-static int write_request(struct hc_conn *k)
-{
-    struct hc_req *r = k->req;
-    const struct hc_origin *o = k->o;
-    char tbuf[HC_TARGET_MAX];
-    size_t tlen;
-    const char *target = hc_target(o, r->url, tbuf, sizeof(tbuf), &tlen);
-    char cl[48];
-    size_t cln = 0;
-    wf_sput(cl, sizeof(cl), &cln, "Content-Length: ", 16);
-    wf_sput_u(cl, sizeof(cl), &cln, r->body_len);
-    wf_sput(cl, sizeof(cl), &cln, "\r\n\r\n", 4);
-    static const char L1[] = "POST ", L2[] = " HTTP/1.1\r\nHost: ", L3[] = "\r\n";
-    size_t head = (sizeof(L1) - 1) + tlen + (sizeof(L2) - 1) + o->auth_len + (sizeof(L3) - 1) +
-                  r->head_len + cln;
-    /* TLS: the body is copied behind the head. libevent's OpenSSL bufferevent calls
-     * SSL_write once per buffer chain, so a referenced body would be a second record and
-     * a second write(); the encryption reads the body anyway. */
-    size_t need = head + (o->tls ? r->body_len : 0);
-    struct evbuffer *out = bufferevent_get_output(k->bev);
-    struct evbuffer_iovec v;
-    if (evbuffer_reserve_space(out, (ev_ssize_t)need, &v, 1) < 1 || v.iov_len < need) {
-        errno = ENOMEM;
-        return -1;
-    }
-    char *w = v.iov_base;
-#define PUT(p, n)                                                                                  \
-    do {                                                                                           \
-        memcpy(w, (p), (n));                                                                       \
-        w += (n);                                                                                  \
-    } while (0)
-    PUT(L1, sizeof(L1) - 1);
-    PUT(target, tlen);
-    PUT(L2, sizeof(L2) - 1);
-    PUT(o->authority, o->auth_len);
-    PUT(L3, sizeof(L3) - 1);
-    if (r->head_len)
-        PUT(r->head, r->head_len);
-    PUT(cl, cln);
-    if (o->tls && r->body_len)
-        PUT(r->body, r->body_len);
-#undef PUT
-    v.iov_len = need;
-    evbuffer_commit_space(out, &v, 1);
-    if (o->tls)
-        return 0; /* the bufferevent writes it */
-    if (r->body_len && evbuffer_add_reference(out, r->body, r->body_len, NULL, NULL) < 0) {
-        errno = ENOMEM;
-        return -1;
-    }
-    return conn_flush(k);
-}
-
-/* Plain connections: write what the output holds with sendmsg() now (MSG_NOSIGNAL: a reset
- * peer is an error, not a signal); what the socket does not take, the bufferevent writes
- * when it can. */
-static int conn_flush(struct hc_conn *k)
-{
-    struct evbuffer *out = bufferevent_get_output(k->bev);
-    evutil_socket_t fd = bufferevent_getfd(k->bev);
-    while (evbuffer_get_length(out) > 0) {
-        struct evbuffer_iovec v[8];
-        struct iovec iov[8];
-        int n = evbuffer_peek(out, -1, NULL, v, 8);
-        if (n > 8)
-            n = 8;
-        size_t want = 0;
-        for (int i = 0; i < n; i++) {
-            iov[i].iov_base = v[i].iov_base;
-            iov[i].iov_len = v[i].iov_len;
-            want += v[i].iov_len;
-        }
-        struct msghdr m = {.msg_iov = iov, .msg_iovlen = (size_t)n};
-        ssize_t got = sendmsg(fd, &m, MSG_NOSIGNAL);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
-            return -1;
-        if (got > 0) {
-            /* the socket bufferevent keeps its output's start frozen outside its own
-             * write callback (bufferevent_sock.c): thaw it as that callback does */
-            evbuffer_unfreeze(out, 1);
-            evbuffer_drain(out, (size_t)got);
-            evbuffer_freeze(out, 1);
-        }
-        if (got < 0 || (size_t)got < want) {
-            bufferevent_enable(k->bev, EV_WRITE);
-            return 0;
-        }
-    }
-    return 0;
 }
 
 static void conn_lost(struct hc_conn *k, short what, int err, unsigned long sslerr);
@@ -425,8 +128,8 @@ static void conn_assign(struct hc_conn *k, struct hc_req *r)
 {
     r->res.reused = k->state == HC_CONN_IDLE;
     if (k->state == HC_CONN_IDLE) {
-        list_unlink(&k->o->idle, k);
-        list_push(&k->c->busy, k);
+        hc_list_unlink(&k->o->idle, k);
+        hc_list_push(&k->c->busy, k);
     }
     k->state = HC_CONN_BUSY;
     k->req = r;
@@ -434,7 +137,7 @@ static void conn_assign(struct hc_conn *k, struct hc_req *r)
     k->got_bytes = 0;
     k->rx_ns = 0;
     hc_parse_init(&k->parse);
-    if (write_request(k) < 0)
+    if (hc_write_request(k) < 0)
         conn_lost(k, BEV_EVENT_WRITING | BEV_EVENT_ERROR, errno, 0);
 }
 
@@ -453,7 +156,7 @@ static int start(struct hc_client *c, struct hc_origin *o, struct hc_req *r)
         /* full: an idle connection of another source makes room for this one */
         if (!o->idle)
             return 0;
-        conn_close(o->idle);
+        hc_conn_close(o->idle);
     }
     conn_open(c, o, r);
     return 1;
@@ -466,14 +169,14 @@ static void pump(struct hc_client *c, struct hc_origin *o)
     struct hc_req *r;
     while ((r = o->qhead)) {
         if (!now)
-            now = mono_ns();
-        r = queue_pop(c, o);
+            now = hc_mono_ns();
+        r = hc_queue_pop(c, o);
         if (r->deadline_ns <= now) {
-            finish(c, r, HC_TIMEOUT, 0, 0);
+            hc_finish(c, r, HC_TIMEOUT, 0, 0);
             continue;
         }
         if (!start(c, o, r)) {
-            queue_unshift(c, o, r);
+            hc_queue_unshift(c, o, r);
             break;
         }
     }
@@ -488,35 +191,20 @@ static void answer_done(struct hc_conn *k, int eof, int extra)
     k->req = NULL;
     k->served++;
     r->res.retry_after = k->parse.last_ra;
-    r->res.answered_ns = !k->ssl && k->rx_ns ? mono_of_real(k->rx_ns) : 0;
+    r->res.answered_ns = !k->ssl && k->rx_ns ? hc_mono_of_real(k->rx_ns) : 0;
     /* reusable only when the answer allows it, nothing came after it and the whole request
      * went out (an early answer leaves the body's rest behind: curl closes then too) */
     int keep = !eof && !extra && k->parse.last_keep && !c->cancelling &&
                evbuffer_get_length(bufferevent_get_input(k->bev)) == 0 &&
                evbuffer_get_length(bufferevent_get_output(k->bev)) == 0;
-    finish(c, r, HC_OK, k->parse.last_status, 0);
+    hc_finish(c, r, HC_OK, k->parse.last_status, 0);
     if (keep) {
-        list_unlink(&c->busy, k);
+        hc_list_unlink(&c->busy, k);
         k->state = HC_CONN_IDLE;
-        list_push(&o->idle, k);
+        hc_list_push(&o->idle, k);
     } else
-        conn_close(k);
+        hc_conn_close(k);
     pump(c, o);
-}
-
-/* What a failure while connecting means. */
-static enum hc_outcome connect_outcome(int tls, short what, int err, unsigned long sslerr)
-{
-    if (sslerr)
-        return HC_TLS;
-    if ((what & BEV_EVENT_ERROR) && err == ECONNREFUSED)
-        return HC_REFUSED;
-    if ((what & BEV_EVENT_ERROR) &&
-        (err == ENETUNREACH || err == EHOSTUNREACH || err == ETIMEDOUT || err == EADDRNOTAVAIL))
-        return HC_OTHER;
-    if (tls)
-        return HC_TLS; /* the TCP connection stood; the handshake was closed or reset */
-    return (what & BEV_EVENT_ERROR) && err != ECONNRESET && err != EPIPE ? HC_OTHER : HC_RESET;
 }
 
 /* k closed, failed or was reset (what: the bufferevent's flags). Its request is retried
@@ -532,19 +220,19 @@ static void conn_lost(struct hc_conn *k, short what, int err, unsigned long ssle
     /* r went on a connection already open (it served another, or was opened ahead) */
     int reused = r && r->res.reused, got = k->got_bytes;
     k->req = NULL;
-    conn_close(k);
+    hc_conn_close(k);
     if (!r) {
         pump(c, o);
         return;
     }
     int os_errno = (what & BEV_EVENT_ERROR) ? err : 0;
     if (state == HC_CONN_CONNECTING)
-        finish(c, r, connect_outcome(o->tls, what, err, sslerr), 0, os_errno);
+        hc_finish(c, r, hc_connect_outcome(o->tls, what, err, sslerr), 0, os_errno);
     else if (reused && !got && r->tries == 0 && !c->cancelling) {
         r->tries = 1;
         conn_open(c, o, r); /* k's place is free */
     } else
-        finish(c, r, sslerr ? HC_TLS : HC_RESET, 0, os_errno);
+        hc_finish(c, r, sslerr ? HC_TLS : HC_RESET, 0, os_errno);
     pump(c, o);
 }
 
@@ -553,7 +241,7 @@ static void conn_unasked(struct hc_conn *k)
 {
     struct hc_client *c = k->c;
     struct hc_origin *o = k->o;
-    conn_close(k);
+    hc_conn_close(k);
     pump(c, o);
 }
 
@@ -569,8 +257,8 @@ static int feed(struct hc_conn *k, const char *p, size_t n, size_t *used)
         struct hc_origin *o = k->o;
         struct hc_req *r = k->req;
         k->req = NULL;
-        conn_close(k);
-        finish(c, r, HC_PROTOCOL, 0, 0);
+        hc_conn_close(k);
+        hc_finish(c, r, HC_PROTOCOL, 0, 0);
         pump(c, o);
     }
     return rc;
@@ -700,11 +388,11 @@ static void on_event(struct bufferevent *bev, short what, void *arg)
             if (k->pre_deadline) { /* opened ahead: ready for the next request */
                 k->pre_deadline = 0;
                 c->n_pre--;
-                list_unlink(&c->busy, k);
+                hc_list_unlink(&c->busy, k);
                 k->state = HC_CONN_IDLE;
-                list_push(&o->idle, k);
+                hc_list_push(&o->idle, k);
             } else /* cannot happen: a connecting connection carries its request */
-                conn_close(k);
+                hc_conn_close(k);
             pump(c, o);
             return;
         }
@@ -759,17 +447,17 @@ static void on_sweep(evutil_socket_t fd, short what, void *arg)
     struct hc_client *c = arg;
     c->sweep_on = 0;
     poll_reads(c); /* an answer waiting in its socket is not late */
-    int64_t now = mono_ns();
+    int64_t now = hc_mono_ns();
     struct hc_conn *k = c->busy, *next;
     for (; k; k = next) {
         next = k->next;
         struct hc_req *r = k->req;
         if (r && r->deadline_ns <= now) {
             k->req = NULL;
-            conn_close(k);
-            finish(c, r, HC_TIMEOUT, 0, 0);
+            hc_conn_close(k);
+            hc_finish(c, r, HC_TIMEOUT, 0, 0);
         } else if (!r && k->pre_deadline && k->pre_deadline <= now)
-            conn_close(k); /* opened ahead and never connected: its place is free again */
+            hc_conn_close(k); /* opened ahead and never connected: its place is free again */
     }
     struct hc_origin *o = c->queued, *onext;
     for (; o; o = onext) {
@@ -791,7 +479,7 @@ void hc_send(struct hc_client *c, struct hc_req *req)
     c->in_flight++;
     sweep_arm(c);
     if (c->cancelling) {
-        finish(c, req, HC_OTHER, 0, ECANCELED);
+        hc_finish(c, req, HC_OTHER, 0, ECANCELED);
         return;
     }
     int os_errno = 0;
@@ -799,11 +487,11 @@ void hc_send(struct hc_client *c, struct hc_req *req)
     if (!o || o->fail) {
         if (o)
             os_errno = o->fail_errno;
-        finish(c, req, o ? o->fail : HC_PROTOCOL, 0, o ? os_errno : EINVAL);
+        hc_finish(c, req, o ? o->fail : HC_PROTOCOL, 0, o ? os_errno : EINVAL);
         return;
     }
     if (o->qhead || !start(c, o, req))
-        queue_push(c, o, req);
+        hc_queue_push(c, o, req);
 }
 
 long hc_preconnect(struct hc_client *c, const char *url, long n, int64_t deadline_ns)
@@ -900,19 +588,19 @@ void hc_cancel_all(struct hc_client *c)
     c->cancelling++;
     for (struct hc_origin *o = c->queued; o; o = c->queued) {
         struct hc_req *r;
-        while ((r = queue_pop(c, o)))
-            finish(c, r, HC_OTHER, 0, ECANCELED);
+        while ((r = hc_queue_pop(c, o)))
+            hc_finish(c, r, HC_OTHER, 0, ECANCELED);
     }
     while (c->busy) {
         struct hc_conn *k = c->busy;
         struct hc_req *r = k->req;
         k->req = NULL;
-        conn_close(k);
+        hc_conn_close(k);
         if (r)
-            finish(c, r, HC_OTHER, 0, ECANCELED);
+            hc_finish(c, r, HC_OTHER, 0, ECANCELED);
     }
-    hc_origins_close_idle(c, conn_close);
-    flush(c);
+    hc_origins_close_idle(c, hc_conn_close);
+    hc_flush(c);
     c->cancelling--;
 }
 

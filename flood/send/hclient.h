@@ -49,7 +49,9 @@ struct hc_result {
     int reused;      /* sent on a connection that had carried an earlier request */
     /* plain http: when the answer's last bytes reached this host (the kernel's receive
      * time, SO_TIMESTAMPNS, on CLOCK_MONOTONIC), true however late the loop read them;
-     * 0 where unknown (https: the caller's clock when done is called stands for it) */
+     * 0 where unknown (https, or a packet the kernel did not stamp: Linux turns stamps on
+     * from a work queue when the host's first socket asks; the caller's clock when done is
+     * called stands for it) */
     int64_t answered_ns;
 };
 

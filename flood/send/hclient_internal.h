@@ -96,6 +96,29 @@ struct hc_client {
     struct hc_conn *dead; /* closed during poll_reads, freed at its end */
 };
 
+/* hclient_conn.c */
+/* CLOCK_MONOTONIC, ns. */
+int64_t hc_mono_ns(void);
+/* CLOCK_MONOTONIC ns of a CLOCK_REALTIME receive time: now less its age. */
+int64_t hc_mono_of_real(int64_t real_ns);
+/* r has ended: its result is set now, done is called from c's fin_ev (or hc_cancel_all). */
+void hc_finish(struct hc_client *c, struct hc_req *r, enum hc_outcome outcome, int status,
+               int os_errno);
+/* Call done for every ended request, one at a time: a done may end or send more. */
+void hc_flush(struct hc_client *c);
+/* Close k (whatever its state) and free it (later, when closed inside poll_reads); its
+ * request, if any, was taken off before. */
+void hc_conn_close(struct hc_conn *k);
+/* The fd of a new non-blocking TCP connection to o (bound to src_ipv4 unless 0), connect()
+ * under way (or done). -1 and errno when it cannot even start. */
+int hc_tcp_start(const struct hc_origin *o, uint32_t src_ipv4);
+/* Write k's request: "POST target HTTP/1.1", Host, the caller's head, Content-Length, the
+ * body (plain: sent at once with sendmsg). 0, or -1 and errno when the connection failed
+ * under the write. */
+int hc_write_request(struct hc_conn *k);
+/* What a failure while connecting means (what: the bufferevent's flags). */
+enum hc_outcome hc_connect_outcome(int tls, short what, int err, unsigned long sslerr);
+
 /* hclient_origin.c */
 /* A client with its options, --resolve and TLS context set up, no events yet. NULL and
  * err. Free with hc_client_free_setup. */
@@ -115,5 +138,63 @@ const char *hc_target(const struct hc_origin *o, const char *url, char *buf, siz
                       size_t *len);
 /* A new SSL for connection k to o on fd (SNI, name check, o's session), or NULL. */
 SSL *hc_tls_new(struct hc_client *c, struct hc_origin *o, struct hc_conn *k, int fd);
+
+/* The connections' lists (an origin's idle ones, the client's busy ones) and the origins'
+ * queues of requests waiting for a connection. */
+static inline void hc_list_push(struct hc_conn **head, struct hc_conn *k)
+{
+    k->prev = NULL;
+    k->next = *head;
+    if (*head)
+        (*head)->prev = k;
+    *head = k;
+}
+
+static inline void hc_list_unlink(struct hc_conn **head, struct hc_conn *k)
+{
+    if (k->prev)
+        k->prev->next = k->next;
+    else
+        *head = k->next;
+    if (k->next)
+        k->next->prev = k->prev;
+    k->prev = k->next = NULL;
+}
+
+static inline void hc_queue_push(struct hc_client *c, struct hc_origin *o, struct hc_req *r)
+{
+    r->qnext = NULL;
+    if (o->qtail)
+        o->qtail->qnext = r;
+    else {
+        o->qhead = r;
+        hc_origin_queued(c, o, 1);
+    }
+    o->qtail = r;
+}
+
+static inline void hc_queue_unshift(struct hc_client *c, struct hc_origin *o, struct hc_req *r)
+{
+    r->qnext = o->qhead;
+    if (!o->qhead) {
+        o->qtail = r;
+        hc_origin_queued(c, o, 1);
+    }
+    o->qhead = r;
+}
+
+static inline struct hc_req *hc_queue_pop(struct hc_client *c, struct hc_origin *o)
+{
+    struct hc_req *r = o->qhead;
+    if (!r)
+        return NULL;
+    o->qhead = r->qnext;
+    if (!o->qhead) {
+        o->qtail = NULL;
+        hc_origin_queued(c, o, 0);
+    }
+    r->qnext = NULL;
+    return r;
+}
 
 #endif

@@ -116,14 +116,123 @@ static int outcome_of(const struct hc_result *res)
     }
 }
 
-static void begin_drain(struct sender_loop *s, long wait_ms);
+/* ---- the loop's state ------------------------------------------------------------- */
+
+static const char *const state_names[SENDER_STATE__COUNT] = {
+    [SENDER_SENDING] = "sending", [SENDER_BEHIND] = "behind", [SENDER_DRAINING] = "draining",
+    [SENDER_GRACE] = "grace",     [SENDER_FAILED] = "failed", [SENDER_ENDED] = "ended",
+};
+
+/* The moves of the diagram in sender_internal.h. */
+static int move_allowed(enum sender_state from, enum sender_state to)
+{
+    switch (to) {
+    case SENDER_SENDING:
+        return from == SENDER_BEHIND;
+    case SENDER_BEHIND:
+    case SENDER_DRAINING:
+        return from == SENDER_SENDING;
+    case SENDER_GRACE:
+        return from == SENDER_SENDING || from == SENDER_BEHIND || from == SENDER_DRAINING;
+    case SENDER_FAILED:
+        return from != SENDER_FAILED && from != SENDER_ENDED;
+    case SENDER_ENDED:
+        return from != SENDER_ENDED;
+    default:
+        return 0;
+    }
+}
+
+/* After the schedule's end the answers in flight get their --timeout and a second, or
+ * --grace if that is longer; after a signal or a failure, --grace. */
+static long drain_wait_ms(const struct sender_loop *s)
+{
+    if (s->state != SENDER_DRAINING)
+        return s->o.grace_ms;
+    return s->o.timeout_ms + 1000 > s->o.grace_ms ? s->o.timeout_ms + 1000 : s->o.grace_ms;
+}
+
+/* Wait up to drain_wait_ms for the answers in flight (none: the loop ends now); a wait
+ * already running starts over. */
+static void drain(struct sender_loop *s)
+{
+    hc_defer_reads(s->hc, 0);
+    evtimer_del(s->drain_ev);
+    if (s->inflight == 0) {
+        event_base_loopexit(s->base, NULL);
+        return;
+    }
+    long wait_ms = drain_wait_ms(s);
+    struct timeval tv = {.tv_sec = wait_ms / 1000, .tv_usec = (wait_ms % 1000) * 1000};
+    evtimer_add(s->drain_ev, &tv);
+}
+
+/* The one place the loop's state changes. Leaving SENDING or BEHIND stops sending: its
+ * time is kept and the dispatch timer disarmed; entering DRAINING, GRACE or FAILED starts
+ * the wait for the answers in flight. A move the diagram lacks is a bug: it aborts. */
+static void sender_move(struct sender_loop *s, enum sender_state to)
+{
+    enum sender_state from = s->state;
+    if (!move_allowed(from, to)) {
+        fprintf(stderr, "flood: sender: no move from %s to %s\n", state_names[from],
+                state_names[to]);
+        abort();
+    }
+    s->state = to;
+    if ((from == SENDER_SENDING || from == SENDER_BEHIND) && !sender_sending(s)) {
+        s->send_end_ns = rel_now(s);
+        sender_dispatch_at(s, SENDER_NO_TIME);
+    }
+    if (sender_draining(s))
+        drain(s);
+}
+
+/* ---- its rules, named ---------------------------------------------------------------- */
+
+/* The activity knocks a second time, signed in the other dialect (Mastodon and Fedify do
+ * it on 400/401): after its first knock was answered 400 or 401, while sending or after
+ * the schedule's end, not once a signal, a steered stop or a failure cut the run short. */
+static int knocks_again(const struct sender_loop *s, const struct signer_req *r,
+                        const struct hc_result *res)
+{
+    return res->outcome == HC_OK && (res->status == 400 || res->status == 401) && r->knocks == 1 &&
+           r->dialect != SIGNER_NONE && (sender_sending(s) || s->state == SENDER_DRAINING);
+}
+
+/* Awake anyway (an answer came): the next activity, due by now, goes now rather than at
+ * the next timer. */
+static int due_now(const struct sender_loop *s, int64_t now)
+{
+    return s->state == SENDER_SENDING && sender_has_next(s) && s->next_t <= now;
+}
+
+/* A steered schedule that is paused (or ran dry) before its end: the loop waits for a
+ * change or the end, and does not drain. */
+static int steered_idle(const struct sender_loop *s)
+{
+    return !sender_has_next(s) && s->o.steer && rel_now(s) < s->end_ns;
+}
+
+/* Answers need not wake the loop (hc_defer_reads): sending (or behind the signers), the
+ * dispatch timer armed and near (the next send, or the quantum's retry), the rate
+ * of the last whole window moderate, and no request waiting for a connection (an answer
+ * read at once frees one). */
+static int reads_can_wait(const struct sender_loop *s)
+{
+    return sender_sending(s) && s->dispatch_at != SENDER_NO_TIME &&
+           s->win_last <= DEFER_READS_MAX && s->dispatch_at - rel_now(s) <= DEFER_READS_NS &&
+           !hc_queued(s->hc);
+}
+
+/* ---- answers ------------------------------------------------------------------------- */
+
 static void dispatch(struct sender_loop *s);
 
 static void on_done(struct hc_req *q, const struct hc_result *res)
 {
     struct signer_req *r = q->ud;
     struct sender_loop *s = r->sender;
-    if (s->ending) { /* hc_cancel_all at the end: never finished */
+    if (s->state == SENDER_ENDED) { /* hc_cancel_all at the end: never finished */
         stats_unfinished(s->stats, r->op, 1);
         open_unlink(s, r);
         s->inflight--;
@@ -137,10 +246,7 @@ static void on_done(struct hc_req *q, const struct hc_result *res)
         answered = now;
     else if (answered < r->start_ns)
         answered = r->start_ns;
-    if (res->outcome == HC_OK && (res->status == 400 || res->status == 401) && r->knocks == 1 &&
-        r->dialect != SIGNER_NONE && !s->signal && !s->failed) {
-        /* a second knock with the other dialect (Mastodon/Fedify do it on 400/401), within
-         * the same deadline: --timeout covers the whole activity */
+    if (knocks_again(s, r, res)) { /* within the same deadline: --timeout covers it all */
         struct flood_err e2;
         if (signer_resign(s->signer, r, &e2) == 0) {
             s->stats->op[r->op].c.second_knocks++;
@@ -160,10 +266,10 @@ static void on_done(struct hc_req *q, const struct hc_result *res)
     open_unlink(s, r);
     s->inflight--;
     signer_req_free(r);
-    if (s->draining && s->inflight == 0)
-        event_base_loopexit(s->base, NULL);
-    else if (s->next_t >= 0 && s->next_t <= now && !s->stopping && !s->waiting)
-        dispatch(s); /* awake anyway: what fell due goes now, not at the next timer */
+    if (sender_draining(s) && s->inflight == 0)
+        event_base_loopexit(s->base, NULL); /* drained */
+    else if (due_now(s, now))
+        dispatch(s);
 }
 
 static void start(struct sender_loop *s, struct signer_req *r)
@@ -204,7 +310,7 @@ static int loop_owns(const struct sender_loop *s, uint64_t seq)
  * schedule's). */
 static void skip_others(struct sender_loop *s)
 {
-    while (s->next_t >= 0 && !loop_owns(s, s->next_seq)) {
+    while (sender_has_next(s) && !loop_owns(s, s->next_seq)) {
         s->next_seq++;
         s->next_t = sched_next(&s->sched);
     }
@@ -212,13 +318,13 @@ static void skip_others(struct sender_loop *s)
 
 static void dispatch(struct sender_loop *s)
 {
-    if (s->stopping || s->waiting)
+    if (s->state != SENDER_SENDING)
         return;
     int64_t now = rel_now(s);
     s->wake_ns = now;
     stats_tick(s->stats, now, s->inflight);
     int sent = 0;
-    while (s->next_t >= 0 && s->next_t <= now) {
+    while (sender_has_next(s) && s->next_t <= now) {
         struct signer_req *r = signer_take(s->signer, s->next_seq);
         if (!r) {
             /* Behind the signers: wake when a batch more is ready, or a quantum from now,
@@ -228,7 +334,7 @@ static void dispatch(struct sender_loop *s)
             r = signer_take(s->signer, s->next_seq);
             if (!r) {
                 s->stats->not_ready++;
-                s->waiting = 1; /* the wake event or the timer resumes */
+                sender_move(s, SENDER_BEHIND); /* the wake event or the timer resumes */
                 sender_dispatch_at(s, rel_now(s) + DISPATCH_QUANTUM_NS);
                 break;
             }
@@ -252,15 +358,11 @@ static void dispatch(struct sender_loop *s)
     /* the answers since the last wake, after the sends (whose lag they would add to): their
      * connections free again, for what queued behind them */
     hc_poll(s->hc);
-    if (s->next_t < 0 && s->o.steer && rel_now(s) < s->end_ns) {
-        /* a steered schedule paused (or run dry): wait for a change or the end */
+    if (steered_idle(s)) {
         sender_dispatch_at(s, s->end_ns);
-    } else if (s->next_t < 0) {
-        s->stopping = 1;
-        s->send_end_ns = rel_now(s);
-        long wait = s->o.timeout_ms + 1000 > s->o.grace_ms ? s->o.timeout_ms + 1000 : s->o.grace_ms;
-        begin_drain(s, wait);
-    } else if (!s->waiting) {
+    } else if (!sender_has_next(s)) {
+        sender_move(s, SENDER_DRAINING);
+    } else if (s->state == SENDER_SENDING) {
         /* at the next intended time, but not before a quantum since this wake */
         int64_t at = s->next_t;
         if (at < s->wake_ns + DISPATCH_QUANTUM_NS)
@@ -274,10 +376,7 @@ static void dispatch(struct sender_loop *s)
         s->win_sent = 0;
         s->win_start = now;
     }
-    /* the next send near, the rate moderate, and no request waiting for a connection (an
-     * answer read at once frees one) */
-    hc_defer_reads(s->hc, !s->stopping && s->dispatch_at >= 0 && s->win_last <= DEFER_READS_MAX &&
-                              s->dispatch_at - rel_now(s) <= DEFER_READS_NS && !hc_queued(s->hc));
+    hc_defer_reads(s->hc, reads_can_wait(s));
 }
 
 static void on_dispatch(evutil_socket_t fd, short kind, void *arg)
@@ -288,8 +387,9 @@ static void on_dispatch(evutil_socket_t fd, short kind, void *arg)
     if (read(fd, &n, sizeof(n)) < 0) {
         /* EAGAIN: re-armed since it fired */
     }
-    s->dispatch_at = -1; /* a one-shot: fired */
-    s->waiting = 0;
+    s->dispatch_at = SENDER_NO_TIME; /* a one-shot: fired */
+    if (s->state == SENDER_BEHIND)
+        sender_move(s, SENDER_SENDING);
     dispatch(s);
 }
 
@@ -302,17 +402,12 @@ static void on_wake(evutil_socket_t fd, short kind, void *arg)
         /* EAGAIN: nothing pending */
     }
     if (signer_failed(s->signer, &s->fail_err)) {
-        if (!s->failed) {
-            s->failed = 1;
-            s->stopping = 1;
-            s->send_end_ns = rel_now(s);
-            sender_dispatch_at(s, -1);
-            begin_drain(s, s->o.grace_ms);
-        }
+        if (s->state != SENDER_FAILED)
+            sender_move(s, SENDER_FAILED);
         return;
     }
-    if (s->waiting) {
-        s->waiting = 0;
+    if (s->state == SENDER_BEHIND) {
+        sender_move(s, SENDER_SENDING);
         dispatch(s);
     }
 }
@@ -325,18 +420,6 @@ static void on_drain_end(evutil_socket_t fd, short kind, void *arg)
     event_base_loopexit(s->base, NULL);
 }
 
-static void begin_drain(struct sender_loop *s, long wait_ms)
-{
-    s->draining = 1;
-    hc_defer_reads(s->hc, 0);
-    if (s->inflight == 0) {
-        event_base_loopexit(s->base, NULL);
-        return;
-    }
-    struct timeval tv = {.tv_sec = wait_ms / 1000, .tv_usec = (wait_ms % 1000) * 1000};
-    evtimer_add(s->drain_ev, &tv);
-}
-
 static void sender_interrupt(struct sender_loop *s, int sig);
 
 static void on_signal(evutil_socket_t sig, short kind, void *arg)
@@ -347,22 +430,19 @@ static void on_signal(evutil_socket_t sig, short kind, void *arg)
 
 static void sender_interrupt(struct sender_loop *s, int sig)
 {
-    if (s->signal) { /* a second signal: stop waiting */
+    if (s->sig) { /* a second signal: stop waiting */
         event_base_loopexit(s->base, NULL);
         return;
     }
-    s->signal = sig;
-    if (!s->stopping) {
-        s->stopping = 1;
-        s->send_end_ns = rel_now(s);
-        sender_dispatch_at(s, -1);
-    }
+    s->sig = sig;
     if (!s->cfg.threaded) /* else sender_loops.c says it once for every loop */
         fprintf(stderr,
                 "\nflood: %s: sending stopped, waiting up to %ld ms for %" PRIu64 " answers\n",
                 sig == SIGINT ? "SIGINT" : "SIGTERM", s->o.grace_ms, s->inflight);
-    evtimer_del(s->drain_ev);
-    begin_drain(s, s->o.grace_ms);
+    if (s->state == SENDER_FAILED)
+        drain(s); /* failed already: its wait starts over, --grace long */
+    else
+        sender_move(s, SENDER_GRACE);
 }
 
 /* A signal forwarded by sender_loops.c: each one counts (a second one stops waiting). */
@@ -439,7 +519,9 @@ struct sender_loop *sender_loop_new(const struct sender_opts *o, const struct se
     s->cfg = *cfg;
     s->ctl_fd = -1;
     s->dispatch_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-    s->dispatch_at = -1;
+    s->dispatch_at = SENDER_NO_TIME;
+    s->state = SENDER_SENDING;
+    s->next_t = SENDER_NO_TIME;
     atomic_init(&s->ctl_sig, 0);
     if (s->o.max_inflight == 0)
         s->o.max_inflight = 10000;
@@ -581,10 +663,9 @@ int sender_loop_run(struct sender_loop *s, int64_t mono0_ns, struct sender_resul
     event_base_dispatch(s->base);
 
     int64_t end = rel_now(s);
-    if (!s->send_end_ns)
-        s->send_end_ns = end;
+    int failed = s->state == SENDER_FAILED;
     /* what never finished: unfinished, per operation (on_done counts them) */
-    s->ending = 1;
+    sender_move(s, SENDER_ENDED);
     hc_cancel_all(s->hc);
     stats_tick(s->stats, (int64_t)(s->stats->cur_sec + 1) * 1000000000, s->inflight);
     if (s->o.live)
@@ -607,9 +688,9 @@ int sender_loop_run(struct sender_loop *s, int64_t mono0_ns, struct sender_resul
     double send_s = (double)s->send_end_ns / 1e9;
     res->loop_cpu_share = send_s > 0.1 ? res->loop_cpu_s / res->wall_s : 0;
     sender_result_lag(res, s->stats);
-    res->interrupted = s->signal != 0;
-    res->signal = s->signal;
-    if (s->failed) {
+    res->interrupted = s->sig != 0;
+    res->signal = s->sig;
+    if (failed) {
         *err = s->fail_err;
         return -1;
     }
@@ -621,7 +702,8 @@ void sender_loop_free(struct sender_loop *s)
     if (!s)
         return;
     if (s->hc) {
-        s->ending = 1;
+        if (s->state != SENDER_ENDED)
+            sender_move(s, SENDER_ENDED);
         hc_free(s->hc); /* cancels what is still open: on_done counts it unfinished */
     }
     while (s->open) { /* not handed to the client */

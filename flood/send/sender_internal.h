@@ -21,6 +21,33 @@ struct sender_loop_cfg {
     int threaded;
 };
 
+/* The loop's state (docs/ARCHITECTURE.md, "The sender loop's states"). It changes in
+ * sender_move (sender.c) alone:
+ *
+ *   SENDING <-> BEHIND                     the signers fell behind the schedule, and caught up
+ *   SENDING --> DRAINING                   the schedule is over
+ *   SENDING, BEHIND, DRAINING --> GRACE    SIGINT, SIGTERM or a steered stop
+ *   any but ENDED --> FAILED               the signers failed
+ *   any --> ENDED                          the event loop returned (or the loop is freed)
+ *
+ * DRAINING, GRACE and FAILED send nothing more and wait for the answers in flight:
+ * DRAINING up to --timeout + 1 s (or --grace if longer), GRACE and FAILED up to --grace; a
+ * second signal ends the wait. */
+enum sender_state {
+    SENDER_SENDING,  /* each request starts at its intended time (or is shed) */
+    SENDER_BEHIND,   /* the next request was not signed at its time: the signers' wake
+                        (or the dispatch timer, a quantum on) resumes */
+    SENDER_DRAINING, /* the schedule is over: the answers in flight are awaited */
+    SENDER_GRACE,    /* stopped by a signal (or the dashboard): --grace for the answers */
+    SENDER_FAILED,   /* the signers failed: --grace for the answers, then the run fails */
+    SENDER_ENDED,    /* the loop is over: requests the client still holds end unfinished */
+    SENDER_STATE__COUNT
+};
+
+/* next_t and dispatch_at when they hold no time: the schedule has no next activity, the
+ * dispatch timer is not armed */
+#define SENDER_NO_TIME (-1)
+
 struct sender_loop {
     struct sender_opts o;
     struct sender_loop_cfg cfg;
@@ -32,27 +59,23 @@ struct sender_loop {
     /* the dispatch timer: a timerfd of its own, armed only when its time changes (libevent's
      * precise timers re-arm theirs on every turn of the loop) */
     int dispatch_fd;
-    int64_t dispatch_at; /* armed for (ns since the start), -1 when not */
+    int64_t dispatch_at; /* armed for (ns since the start), or SENDER_NO_TIME */
     struct event *dispatch_ev, *wake_ev, *tick_ev, *drain_ev;
     struct event *sig_int, *sig_term, *steer_ev, *ctl_ev;
     int ctl_fd;         /* threaded: an eventfd counting the signals forwarded */
     atomic_int ctl_sig; /* the last one */
     int64_t mono0;
 
+    enum sender_state state; /* changed by sender_move alone */
     uint64_t next_seq;
-    int64_t next_t;              /* -1 at the end of the schedule */
+    int64_t next_t;              /* its intended time; SENDER_NO_TIME: none (yet) */
     int64_t wake_ns;             /* when dispatch last ran */
-    int waiting;                 /* the next request was not ready at its time */
     int64_t win_start;           /* the sends counted in windows: when this one began */
     uint64_t win_sent, win_last; /* in this window, in the last whole one */
-    int stopping;                /* no more sends: schedule over, a signal, or a failure */
-    int draining;
-    int ending; /* the loop is over: requests the client still holds end unfinished */
-    int failed;
-    struct flood_err fail_err;
-    int signal;
-    int64_t send_end_ns;
-    int64_t end_ns; /* the schedule's end (a steered schedule idles until then) */
+    struct flood_err fail_err;   /* SENDER_FAILED: the signers' error */
+    int sig;                     /* the signal that stopped sending (SIGINT/SIGTERM), or 0 */
+    int64_t send_end_ns;         /* when sending stopped (0: not yet) */
+    int64_t end_ns;              /* the schedule's end (a steered schedule idles until then) */
     /* stop sending as SIGINT/SIGTERM do (sig names it in the results): sender.c's, through
      * a pointer so sender_steer.c calls nothing in sender.c */
     void (*interrupt)(struct sender_loop *s, int sig);
@@ -61,6 +84,25 @@ struct sender_loop {
     struct signer_req *open; /* requests in flight (queued at their origin or on a connection) */
     char live_prev[32];
 };
+
+/* Sending: SENDING or BEHIND (the dashboard shows it as "sending"). */
+static inline int sender_sending(const struct sender_loop *s)
+{
+    return s->state == SENDER_SENDING || s->state == SENDER_BEHIND;
+}
+
+/* Sending stopped, the answers in flight awaited: DRAINING, GRACE or FAILED. */
+static inline int sender_draining(const struct sender_loop *s)
+{
+    return s->state == SENDER_DRAINING || s->state == SENDER_GRACE || s->state == SENDER_FAILED;
+}
+
+/* The schedule has a next activity (a steered one paused or run dry has none until a
+ * change). */
+static inline int sender_has_next(const struct sender_loop *s)
+{
+    return s->next_t != SENDER_NO_TIME;
+}
 
 /* ns since the run's start */
 static inline int64_t sender_rel_now(const struct sender_loop *s)
@@ -80,10 +122,12 @@ static inline struct timeval sender_tv_of_ns(int64_t ns)
     return tv;
 }
 
-/* Arm the dispatch timer for at (ns since the run's start), or disarm it (at < 0). */
+/* Arm the dispatch timer for at (ns since the run's start), or disarm it (SENDER_NO_TIME). */
 static inline void sender_dispatch_at(struct sender_loop *s, int64_t at)
 {
-    if (at == s->dispatch_at || (at < 0 && s->dispatch_at < 0))
+    if (at < 0)
+        at = SENDER_NO_TIME;
+    if (at == s->dispatch_at)
         return;
     struct itimerspec its = {0};
     if (at >= 0) {

@@ -41,13 +41,13 @@ static void apply(struct sender_loop *s, struct steer_change *c)
     if (c->kind == STEER_FAULT)
         return;
     steer_record(s->o.steer, c);
-    if (s->stopping)
+    if (!sender_sending(s))
         return;
     /* the next send's time under the new curve (or none while paused) */
-    s->next_t = s->next_t >= 0 ? sched_steer_retime(&s->sched) : sched_next(&s->sched);
-    if (s->waiting)
+    s->next_t = sender_has_next(s) ? sched_steer_retime(&s->sched) : sched_next(&s->sched);
+    if (s->state == SENDER_BEHIND)
         return; /* the signer's wake dispatches it */
-    sender_dispatch_at(s, s->next_t >= 0 ? s->next_t : s->end_ns);
+    sender_dispatch_at(s, sender_has_next(s) ? s->next_t : s->end_ns);
 }
 
 void sender_on_steer(evutil_socket_t fd, short kind, void *arg)
@@ -69,7 +69,7 @@ void sender_on_steer(evutil_socket_t fd, short kind, void *arg)
 void sender_steer_state(struct sender_loop *s)
 {
     double t = (double)sender_rel_now(s) / 1e9;
-    struct steer_state st = {.sending = !s->stopping,
+    struct steer_state st = {.sending = sender_sending(s),
                              .paused = sched_paused(&s->sched),
                              .rate = sched_paused(&s->sched) ? 0 : sched_rate_at(&s->sched, t),
                              .t_s = t};

@@ -4,7 +4,9 @@
 # the tree, and a planted wrong-way include in a copy is named by FILE:LINE; no two files
 # call each other (scripts/calls_check.py over the build's objects), and a planted pair
 # that does is named; sign/ builds and passes its unit tests alone, from a copy holding
-# sign/ and nothing of flood/ or webfinger/; webfinger/ with sign/ alone.
+# sign/ and nothing of flood/ or webfinger/; webfinger/ with sign/ alone; no file over
+# 850 lines and no function over 150 (scripts/size_check.py, its allowlist only shrinking),
+# and a planted over-long function, file, and a stale allowlist entry are named.
 . "$(dirname "$0")/lib.sh"
 BUILD=${FLOOD_BUILD:-$ROOT/build}
 
@@ -58,6 +60,48 @@ rc=$?
 sed 's/^/#   /' "$T_TMP/calls2.out"
 [ "$rc" -eq 1 ] && grep -q 'flood/x/a.c -> flood/x/b.c: b' "$T_TMP/calls2.out"
 check $? "a planted pair of files calling each other is named, with the symbol"
+
+# The size rule: no file over 850 lines, no function over 150, but the allowlisted ones.
+python3 "$ROOT/scripts/size_check.py" "$ROOT" >"$T_TMP/size.out" 2>&1
+check $? "no file over 850 lines, no function over 150 ($(tail -1 "$T_TMP/size.out"))" ||
+    sed 's/^/#   /' "$T_TMP/size.out"
+
+# Planted in a copy: a function of 151 lines (signature to closing brace), one of 150, a
+# file of 851, and an allowlist naming the function of 150 (its entry must go) and one that no longer exists.
+sz=$T_TMP/size
+mkdir -p "$sz/flood/x" "$sz/scripts"
+{
+    printf '/* planted */\nstatic int short_one(void)\n{\n    return 0;\n}\n\n'
+    printf 'int too_long(int a)\n{\n'
+    for i in $(seq 1 147); do printf '    a += %d;\n' "$i"; done
+    printf '    return a;\n}\n'
+} >"$sz/flood/x/long.c"
+{
+    printf 'int fits(int a)\n{\n'
+    for i in $(seq 1 146); do printf '    a += %d;\n' "$i"; done
+    printf '    return a;\n}\n'
+} >"$sz/flood/x/fits.c"
+seq 1 851 | sed 's|^|// line |' >"$sz/flood/x/big.h"
+printf '# planted\nflood/x/fits.c:fits\nflood/x/gone.c:nothing\n' >"$sz/scripts/size_allow.txt"
+python3 "$ROOT/scripts/size_check.py" "$sz" >"$T_TMP/size2.out" 2>&1
+rc=$?
+sed 's/^/#   /' "$T_TMP/size2.out"
+[ "$rc" -eq 1 ]
+check $? "the planted ones fail the size check (exit $rc)"
+grep -q '^flood/x/long.c:7: function too_long of 151 lines, over 150$' "$T_TMP/size2.out"
+check $? "it names the function of 151 lines by FILE:LINE"
+! grep -q 'short_one\|fits of' "$T_TMP/size2.out"
+check $? "and not a short one, nor one of exactly 150 lines"
+grep -q '^flood/x/big.h:1: file of 851 lines, over 850$' "$T_TMP/size2.out"
+check $? "it names the file of 851 lines"
+grep -q '^scripts/size_allow.txt:2: flood/x/fits.c:fits is within the limits' "$T_TMP/size2.out" &&
+    grep -q '^scripts/size_allow.txt:3: flood/x/gone.c:nothing is within the limits' "$T_TMP/size2.out"
+check $? "an allowlisted function within the limits, or gone, fails: the list only shrinks"
+printf 'flood/x/long.c:too_long\n' >"$T_TMP/allow_long.txt"
+python3 "$ROOT/scripts/size_check.py" "$sz" --allow "$T_TMP/allow_long.txt" >"$T_TMP/size3.out" 2>&1
+grep -q '^flood/x/long.c:7: allowed: function too_long' "$T_TMP/size3.out" &&
+    ! grep -q '^flood/x/long.c:7: function' "$T_TMP/size3.out"
+check $? "an allowlisted long function is reported as allowed, not failed"
 
 # sign/ alone: its sources and unit tests compile and pass with no flood/ or webfinger/.
 alone=$T_TMP/alone

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # `flood run` when the target misbehaves or the run is cut short: the target killed mid-run,
 # hanging (timeouts), closing connections with no answer, refusing from the start, a
-# persona that does not resolve, SIGINT mid-run. Each run stops as documented, writes its
-# results (when it ran) and its counts add up.
+# persona that does not resolve, SIGINT mid-run, a second SIGINT cutting the grace short.
+# Each run stops as documented, writes its results (when it ran) and its counts add up.
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/tools/run_lib.sh"
 
@@ -115,5 +115,29 @@ u=$(jget .totals.unfinished)
 check $? "every request sent is unfinished ($u)"
 conserved
 check $? "conserved with unfinished requests"
+
+# 8. A second SIGINT during the grace period ends the wait: the run ends long before its
+# --grace of 60 s, writes its results, and what was in flight is unfinished
+start_sink --mode hang
+frun_bg --inbox "http://127.0.0.1:$SINK_PORT/inbox" --rate 50 --duration 10s --sign none \
+    --grace 60s --timeout 90s --mix create=1
+for _ in $(seq 1 200); do grep -q 'activities over' "$RUN_ERR" && break; sleep 0.05; done
+sleep 1
+kill -INT "$RUN_PID"
+for _ in $(seq 1 100); do grep -q 'sending stopped' "$RUN_ERR" && break; sleep 0.05; done
+t0=$(date +%s)
+kill -INT "$RUN_PID"
+wait "$RUN_PID"
+RUN_RC=$?
+took=$(($(date +%s) - t0))
+stop_sink
+check "$RUN_RC" "a second SIGINT: exit 0" || show_run
+[ "$took" -lt 30 ]
+check $? "a second SIGINT ends the grace period's wait (the run ended ${took} s after it, --grace 60s)"
+u=$(jget .totals.unfinished)
+[ -n "$u" ] && [ "$u" -gt 0 ] && [ "$u" = "$(jget .totals.sent)" ]
+check $? "every request sent is unfinished ($u)"
+conserved
+check $? "conserved after two signals"
 
 done_testing

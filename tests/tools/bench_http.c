@@ -24,7 +24,6 @@
 #include <event2/event.h>
 #include <event2/event_struct.h>
 #include <event2/http.h>
-#include <event2/keyvalq_struct.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <http_parser.h>
@@ -365,10 +364,8 @@ static void curl_check(struct run *r)
             CURL *e = m->easy_handle;
             long status = 0;
             curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
-            if (m->data.result != CURLE_OK)
-                status = 0;
+            count(r, m->data.result == CURLE_OK ? (int)status : 0); /* m is gone once removed */
             curl_multi_remove_handle(multi, e);
-            count(r, (int)status);
             if (r->stopping)
                 continue;
             curl_add(r, e); /* the same easy handle again: its connection is in the cache */

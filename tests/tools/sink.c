@@ -291,7 +291,14 @@ static void usage(void)
     exit(2);
 }
 
-int main(int argc, char **argv)
+struct sink_args {
+    const char *listen_addr, *stats_path;
+    int port;
+    long exit_after;
+};
+
+/* The command line into a and the globals (status, mode, ...); usage() on a bad one. */
+static void parse_args(int argc, char **argv, struct sink_args *a_out)
 {
     const char *listen_addr = "127.0.0.1", *stats_path = NULL;
     int port = 0;
@@ -335,6 +342,74 @@ int main(int argc, char **argv)
     }
     if (status < 100 || status > 599)
         usage();
+    a_out->listen_addr = listen_addr;
+    a_out->stats_path = stats_path;
+    a_out->port = port;
+    a_out->exit_after = exit_after;
+}
+
+/* Take every connection waiting on ls, each on ep. */
+static void accept_all(int ls, int ep)
+{
+    int fd, one = 1;
+    struct sockaddr_in peer;
+    socklen_t pl = sizeof(peer);
+    while ((fd = accept4(ls, (struct sockaddr *)&peer, &pl, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
+        size_t j = 0;
+        while (j < n_peers && peers[j] != peer.sin_addr.s_addr)
+            j++;
+        if (j == n_peers && n_peers < 256)
+            peers[n_peers++] = peer.sin_addr.s_addr;
+        pl = sizeof(peer);
+        n_conns++;
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+        struct conn *c = calloc(1, sizeof(*c));
+        if (!c)
+            abort();
+        c->fd = fd;
+        struct epoll_event ce = {.events = EPOLLIN | EPOLLRDHUP, .data.ptr = c};
+        epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ce);
+    }
+}
+
+/* Read what c's socket holds and answer it; closed when it ended, failed or overflowed. */
+static void conn_serve(int ep, struct conn *c)
+{
+    int dead = 0;
+    while (1) {
+        if (c->cap - c->len < 16384) {
+            size_t cap = c->cap ? c->cap * 2 : 32768;
+            if (cap > BUF_MAX) {
+                dead = 1;
+                break;
+            }
+            c->buf = realloc(c->buf, cap);
+            if (!c->buf)
+                abort();
+            c->cap = cap;
+        }
+        ssize_t r = read(c->fd, c->buf + c->len, c->cap - c->len);
+        if (r > 0) {
+            c->len += (size_t)r;
+            continue;
+        }
+        if (r == 0 || (errno != EAGAIN && errno != EINTR))
+            dead = 1;
+        break;
+    }
+    if (handle(c) < 0)
+        dead = 1;
+    if (dead)
+        conn_close(ep, c);
+}
+
+int main(int argc, char **argv)
+{
+    struct sink_args args;
+    parse_args(argc, argv, &args);
+    const char *listen_addr = args.listen_addr, *stats_path = args.stats_path;
+    int port = args.port;
+    long exit_after = args.exit_after;
     int n = snprintf(answer, sizeof(answer), "HTTP/1.1 %d %s\r\nContent-Length: 0\r\n", status,
                      reason(status));
     if (retry_after >= 0)
@@ -408,56 +483,10 @@ int main(int argc, char **argv)
                 write_stats(stats_path);
                 return 0;
             }
-            if (!p) {
-                int fd;
-                struct sockaddr_in peer;
-                socklen_t pl = sizeof(peer);
-                while ((fd = accept4(ls, (struct sockaddr *)&peer, &pl,
-                                     SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
-                    size_t j = 0;
-                    while (j < n_peers && peers[j] != peer.sin_addr.s_addr)
-                        j++;
-                    if (j == n_peers && n_peers < 256)
-                        peers[n_peers++] = peer.sin_addr.s_addr;
-                    pl = sizeof(peer);
-                    n_conns++;
-                    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-                    struct conn *c = calloc(1, sizeof(*c));
-                    if (!c)
-                        abort();
-                    c->fd = fd;
-                    struct epoll_event ce = {.events = EPOLLIN | EPOLLRDHUP, .data.ptr = c};
-                    epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ce);
-                }
-                continue;
-            }
-            struct conn *c = p;
-            int dead = 0;
-            while (1) {
-                if (c->cap - c->len < 16384) {
-                    size_t cap = c->cap ? c->cap * 2 : 32768;
-                    if (cap > BUF_MAX) {
-                        dead = 1;
-                        break;
-                    }
-                    c->buf = realloc(c->buf, cap);
-                    if (!c->buf)
-                        abort();
-                    c->cap = cap;
-                }
-                ssize_t r = read(c->fd, c->buf + c->len, c->cap - c->len);
-                if (r > 0) {
-                    c->len += (size_t)r;
-                    continue;
-                }
-                if (r == 0 || (errno != EAGAIN && errno != EINTR))
-                    dead = 1;
-                break;
-            }
-            if (handle(c) < 0)
-                dead = 1;
-            if (dead)
-                conn_close(ep, c);
+            if (!p)
+                accept_all(ls, ep);
+            else
+                conn_serve(ep, p);
         }
     }
 }

@@ -203,6 +203,41 @@ static int sink_start(struct sink *s)
 
 /* ---- cases ---------------------------------------------------------------------------- */
 
+/* JSON nesting: 64 levels is fine, 65 is refused before parsing, 100,000 too. */
+static void rejections_nesting(struct inbound *in, time_t now)
+{
+    char err[512];
+    for (int depth = 64; depth <= 65; depth++) {
+        size_t inner = (size_t)depth - 1; /* the activity object is level 1 */
+        char *nest = flood_xmalloc(inner * 2 + 1);
+        memset(nest, '[', inner);
+        memset(nest + inner, ']', inner);
+        nest[inner * 2] = '\0';
+        char *extra = flood_xasprintf("\"x\":%s", nest);
+        char *deep = activity("Create", ALICE "/activities/deep", ALICE, extra);
+        int st = simple(in, deep, alice_key, ALICE_KEY, now, "application/activity+json", err,
+                        sizeof(err));
+        if (depth == 64)
+            CHECK(st == 202, "JSON nested 64 deep is accepted");
+        else
+            CHECK(st == 400 && strstr(err, "too_deep"), "JSON nested 65 deep: 400 too_deep (%s)",
+                  err);
+        free(nest);
+        free(extra);
+        free(deep);
+    }
+    size_t huge = 100000;
+    char *bomb = flood_xmalloc(huge * 2 + 1);
+    memset(bomb, '[', huge);
+    memset(bomb + huge, ']', huge);
+    bomb[huge * 2] = '\0';
+    CHECK(simple(in, bomb, alice_key, ALICE_KEY, now, "application/activity+json", err,
+                 sizeof(err)) == 400 &&
+              strstr(err, "too_deep"),
+          "100,000 nested arrays: 400 too_deep");
+    free(bomb);
+}
+
 static void test_rejections(struct inbound *in)
 {
     time_t now = time(NULL);
@@ -283,36 +318,7 @@ static void test_rejections(struct inbound *in)
                  sizeof(err)) == 202,
           "application/json with a charset: 202");
 
-    /* nesting: 64 levels is fine, 65 is refused before parsing, 100,000 too */
-    for (int depth = 64; depth <= 65; depth++) {
-        size_t inner = (size_t)depth - 1; /* the activity object is level 1 */
-        char *nest = flood_xmalloc(inner * 2 + 1);
-        memset(nest, '[', inner);
-        memset(nest + inner, ']', inner);
-        nest[inner * 2] = '\0';
-        char *extra = flood_xasprintf("\"x\":%s", nest);
-        char *deep = activity("Create", ALICE "/activities/deep", ALICE, extra);
-        int st = simple(in, deep, alice_key, ALICE_KEY, now, "application/activity+json", err,
-                        sizeof(err));
-        if (depth == 64)
-            CHECK(st == 202, "JSON nested 64 deep is accepted");
-        else
-            CHECK(st == 400 && strstr(err, "too_deep"), "JSON nested 65 deep: 400 too_deep (%s)",
-                  err);
-        free(nest);
-        free(extra);
-        free(deep);
-    }
-    size_t huge = 100000;
-    char *bomb = flood_xmalloc(huge * 2 + 1);
-    memset(bomb, '[', huge);
-    memset(bomb + huge, ']', huge);
-    bomb[huge * 2] = '\0';
-    CHECK(simple(in, bomb, alice_key, ALICE_KEY, now, "application/activity+json", err,
-                 sizeof(err)) == 400 &&
-              strstr(err, "too_deep"),
-          "100,000 nested arrays: 400 too_deep");
-    free(bomb);
+    rejections_nesting(in, now);
 
     char *foreign = activity("Create", ALICE "/activities/3", "http://other.test/users/bob", NULL);
     CHECK(simple(in, foreign, alice_key, ALICE_KEY, now, "application/activity+json", err,
