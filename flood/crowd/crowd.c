@@ -35,6 +35,7 @@ const struct option crowd_options[] = {
     {"key-type", required_argument, NULL, CROWD_OPT_KEY_TYPE},
     {"tls", no_argument, NULL, CROWD_OPT_TLS},
     {"server-threads", required_argument, NULL, CROWD_OPT_THREADS},
+    {"dns", required_argument, NULL, CROWD_OPT_DNS},
     {NULL, 0, NULL, 0},
 };
 
@@ -57,7 +58,10 @@ const char crowd_options_help[] =
     "  --key-type rsa|ed25519  actor keys (ed25519 for RFC 9421 runs; default rsa)\n"
     "  --tls                serve HTTPS with a CA and a leaf naming every instance, made in\n"
     "                       the state folder (the CA's path is printed)\n"
-    "  --server-threads T   server threads (default 4: a key fetch blocks its thread)\n";
+    "  --server-threads T   server threads (default 4: a key fetch blocks its thread)\n"
+    "  --dns ADDR:PORT      a name server (UDP and TCP; port 0 picks one, printed as 'dns on\n"
+    "                       ADDR:PORT') answering the crowd's names with its address,\n"
+    "                       REFUSED for every other name\n";
 
 void crowd_opts_defaults(struct crowd_opts *o)
 {
@@ -133,6 +137,13 @@ int crowd_opts_set(struct crowd_opts *o, int id, const char *arg, struct flood_e
         return 0;
     case CROWD_OPT_THREADS:
         return parse_int("server-threads", arg, 1, 64, &o->threads, err);
+    case CROWD_OPT_DNS:
+        o->dns = arg;
+        if (addr_parse_listen(arg, NULL, NULL, err) == 0)
+            return 0;
+        flood_err_set(err, FLOOD_EINVAL, "--dns: expected ADDR:PORT (a numeric address), got '%s'",
+                      arg);
+        return -1;
     }
     flood_err_set(err, FLOOD_EINVAL, "crowd: unknown option id %d", id);
     return -1;

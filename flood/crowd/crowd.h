@@ -35,6 +35,8 @@ struct crowd_opts {
     int tls;                     /* --tls */
     int threads;                 /* --server-threads, default 1 */
     int quiet;                   /* no progress lines on stderr */
+    const char *dns;             /* --dns ADDR:PORT: the crowd's name server (dns.h), or NULL */
+    uint32_t dns_src_base, dns_src_count; /* run's --source-ips: instance i's own address */
 };
 
 /* key_pool when --key-pool is not given: the layout the state folder was made with, kept in
@@ -66,6 +68,7 @@ enum {
     CROWD_OPT_KEY_TYPE,
     CROWD_OPT_TLS,
     CROWD_OPT_THREADS,
+    CROWD_OPT_DNS,
 };
 
 /* getopt_long entries of the crowd's options, terminated by a zero entry, and their help. */

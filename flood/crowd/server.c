@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "flood/core/addr.h"
+#include "flood/crowd/dns.h"
 #include "sign/sign.h"
 #include "webfinger/page.h"
 #include "webfinger/png.h"
@@ -45,6 +46,7 @@ struct server {
     struct crowd *crowd;
     struct server_hooks hooks;
     struct MHD_Daemon *mhd;
+    struct dns *dns; /* --dns, or NULL */
     int port;
     char address[128];
     /* the fault timer: a thread resuming delayed connections at their due time */
@@ -730,6 +732,14 @@ struct server *server_start(struct crowd *crowd, const struct server_hooks *hook
     s->port = atoi(port);
     snprintf(s->address, sizeof(s->address), bound.ss_family == AF_INET6 ? "[%s]:%s" : "%s:%s",
              host, port);
+    if (crowd->opts.dns) {
+        struct dns_zone z = {.wf = &crowd->wf,
+                             .src_base = crowd->opts.dns_src_base,
+                             .src_count = crowd->opts.dns_src_count};
+        if (dns_zone_address(&z, &bound, crowd->opts.dns, err) ||
+            !(s->dns = dns_start(crowd->opts.dns, &z, err)))
+            goto fail;
+    }
     return s;
 fail:
     server_stop(s);
@@ -744,6 +754,11 @@ int server_port(const struct server *s)
 const char *server_address(const struct server *s)
 {
     return s->address;
+}
+
+struct dns *server_dns(const struct server *s)
+{
+    return s ? s->dns : NULL;
 }
 
 void server_get_stats(struct server *s, struct server_stats *out)
@@ -768,6 +783,7 @@ void server_stop(struct server *s)
         pthread_mutex_unlock(&s->lock);
         pthread_join(s->timer, NULL);
     }
+    dns_stop(s->dns);
     if (s->mhd)
         MHD_stop_daemon(s->mhd);
     pthread_cond_destroy(&s->cond);
