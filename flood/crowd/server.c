@@ -22,6 +22,7 @@
 
 #include "flood/core/addr.h"
 #include "flood/crowd/dns.h"
+#include "flood/crowd/tls_sni.h"
 #include "sign/sign.h"
 #include "webfinger/page.h"
 #include "webfinger/png.h"
@@ -706,7 +707,11 @@ struct server *server_start(struct crowd *crowd, const struct server_hooks *hook
     if (crowd->opts.threads > 1)
         opts[n++] = (struct MHD_OptionItem){MHD_OPTION_THREAD_POOL_SIZE,
                                             (intptr_t)crowd->opts.threads, NULL};
-    if (crowd->opts.tls) {
+    if (crowd->opts.tls && crowd->tls_sni) { /* a leaf per instance, by SNI */
+        tls_sni_activate(crowd->tls_sni);
+        opts[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_CERT_CALLBACK,
+                                            (intptr_t)tls_sni_retrieve, (void *)tls_sni_retrieve};
+    } else if (crowd->opts.tls) {
         opts[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, crowd->tls_key_pem};
         opts[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, crowd->tls_cert_pem};
     }
