@@ -5,14 +5,14 @@
 set -eu
 cd "$(dirname "$0")/.."
 
-# One package a line: the build, the tests (curl, clang's libFuzzer and sanitizer
-# runtimes; chromium and fonts for the report test, prometheus for promtool, libxml2-utils
+# One package a line: the build (libldns-dev: the name server's wire format), the tests
+# (curl, clang's libFuzzer and sanitizer runtimes; chromium and fonts for the report test, prometheus for promtool, libxml2-utils
 # for xmllint, which checks the JUnit file against its schema), the
 # benchmarks (nginx-light, wrk, util-linux's taskset; strace for bench_http's system calls
 # per request).
 PKGS="gcc make pkg-config git clang libclang-rt-14-dev clang-format
 libmicrohttpd-dev libgnutls28-dev libssl-dev openssl libjansson-dev libcurl4-openssl-dev libevent-dev
-libhttp-parser-dev strace
+libhttp-parser-dev libldns-dev strace
 curl ca-certificates nginx-light wrk util-linux procps iproute2 python3 python3-yaml jq
 chromium fonts-liberation prometheus groff-base man-db libxml2-utils"
 

@@ -24,6 +24,7 @@
 #include "flood/cmd/run_shard.h"
 #include "flood/core/steal.h"
 #include "flood/crowd/crowd.h"
+#include "flood/crowd/dns.h"
 #include "flood/dash/dash.h"
 #include "flood/crowd/server.h"
 #include "flood/inbound/inbound.h"
@@ -312,6 +313,8 @@ static int run_crowd(struct run *r, struct flood_err *err)
     if (!r->ro.quiet)
         fprintf(stderr, "flood: run: crowd listening on %s://%s\n", r->co.tls ? "https" : "http",
                 server_address(r->srv));
+    if (server_dns(r->srv))
+        fprintf(stderr, "flood: run: dns on %s\n", dns_address(server_dns(r->srv)));
     char warn[512];
     if (crowd_port_warning(&r->co, server_port(r->srv), warn, sizeof(warn)))
         fprintf(stderr, "flood: run: %s\n", warn);
@@ -427,6 +430,7 @@ static int run_prepare(struct run *r, struct flood_err *err)
     if (ro->metrics) {
         r->mpub = metrics_pub_new(r->in, r->probes);
         metrics_pub_set_fetches(r->mpub, r->fetches);
+        metrics_pub_set_dns(r->mpub, server_dns(r->srv));
         struct metrics_source msrc = {.snapshot = metrics_pub_snapshot, .ctx = r->mpub};
         RUN_BLOCKED(r, r->mtr = metrics_start(ro->metrics, &msrc, err));
         if (!r->mtr)
@@ -596,11 +600,14 @@ static int run_results(struct run *r)
         snprintf(rate_text, sizeof(rate_text), "%g/s", ro->rate);
     json_t *shard_j = run_shard_json(r);
     struct server_stats crowd = {0};
+    struct dns_stats dns = {0};
     if (r->srv)
         server_get_stats(r->srv, &crowd);
+    dns_get_stats(server_dns(r->srv), &dns);
     r->crowd_cut = crowd.unflushed;
     struct results_info ri = {.started_at = r->started_at,
                               .crowd = r->srv ? &crowd : NULL,
+                              .dns = server_dns(r->srv) ? &dns : NULL,
                               .shard = shard_j,
                               .wall_minus_mono_ns = r->start_wall - r->start_mono,
                               .config = r->config,

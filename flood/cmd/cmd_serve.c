@@ -11,10 +11,12 @@
 #include "flood/cmd/cli.h"
 #include "flood/cmd/cmd.h"
 #include "flood/crowd/crowd.h"
+#include "flood/crowd/dns.h"
 #include "flood/dash/dash.h"
 #include "flood/inbound/inbound.h"
 #include "flood/measure/fetches.h"
 #include "flood/report/metrics.h"
+#include "flood/report/results_fetches.h"
 #include "flood/crowd/server.h"
 
 enum {
@@ -260,6 +262,7 @@ int cmd_serve(int argc, char **argv)
     if (serve_metrics) {
         mpub = metrics_pub_new(in, NULL);
         metrics_pub_set_fetches(mpub, sctx.fetches);
+        metrics_pub_set_dns(mpub, server_dns(srv));
         struct metrics_source msrc = {.snapshot = metrics_pub_snapshot, .ctx = mpub};
         mtr = metrics_start(serve_metrics, &msrc, &err);
         if (!mtr)
@@ -274,11 +277,16 @@ int cmd_serve(int argc, char **argv)
         fprintf(stderr, "flood: serve: %s\n", warn);
     if (crowd->ca_path)
         printf("tls: CA certificate %s\n", crowd->ca_path);
+    if (server_dns(srv))
+        printf("dns on %s\n", dns_address(server_dns(srv)));
     fflush(stdout);
 
     serve_wait(&set, dash, dc);
     struct server_stats st;
     server_get_stats(srv, &st);
+    struct dns_stats ds;
+    dns_get_stats(server_dns(srv), &ds);
+    int have_dns = server_dns(srv) != NULL;
     dash_finish(dash, NULL);
     dash_stop(dash);
     dash_crowd_free(dc);
@@ -295,6 +303,10 @@ int cmd_serve(int argc, char **argv)
                 "hosts, %llu too large, %llu faulted\n",
                 st.requests, st.by_status[2], st.by_status[3], st.by_status[4], st.by_status[5],
                 st.bad_host, st.too_large, st.faults);
+    if (have_dns && !serve_quiet) {
+        fputs("serve: ", stderr);
+        results_dns_line(stderr, &ds, 0);
+    }
     if (st.unflushed) /* a fault of the run, said even with --quiet */
         fprintf(stderr,
                 "serve: %llu TLS answers found their socket full for a second: connections cut\n",

@@ -669,7 +669,10 @@ int run_opts_parse(int argc, char **argv, struct run_opts *ro, struct crowd_opts
                             .inbound = io,
                             .on_inbound = run_on_inbound,
                             .usage = usage};
-    return cli_parse(&spec, argc, argv);
+    int rc = cli_parse(&spec, argc, argv);
+    co->dns_src_base = ro->sndo.src_base; /* --dns answers each instance with its own */
+    co->dns_src_count = ro->sndo.src_count;
+    return rc;
 }
 
 void run_opts_init(struct run_opts *ro)
@@ -803,6 +806,7 @@ json_t *run_opts_config_json(const struct run_opts *ro, const struct crowd_opts 
                         json_string(co->key_type == SIGN_KEY_ED25519 ? "ed25519" : "rsa"));
     json_object_set_new(cj, "tls", json_boolean(co->tls));
     json_object_set_new(cj, "server_threads", json_integer(co->threads));
+    json_object_set_new(cj, "dns", co->dns ? json_string(co->dns) : json_null());
     json_object_set_new(c, "crowd", cj);
     json_object_set_new(c, "inbound_args", json_incref(ro->inbound_args));
     json_t *ex = json_array();

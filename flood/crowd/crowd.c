@@ -17,6 +17,7 @@
 #include "flood/core/addr.h"
 #include "flood/core/fsutil.h"
 #include "flood/crowd/tls.h"
+#include "flood/crowd/tls_sni.h"
 
 /* Crowds up to this many actors get every actor document rendered at start; bigger ones
  * render on demand (a 1,000 x 1,000 crowd would need over a gigabyte of documents). */
@@ -35,6 +36,7 @@ const struct option crowd_options[] = {
     {"key-type", required_argument, NULL, CROWD_OPT_KEY_TYPE},
     {"tls", no_argument, NULL, CROWD_OPT_TLS},
     {"server-threads", required_argument, NULL, CROWD_OPT_THREADS},
+    {"dns", required_argument, NULL, CROWD_OPT_DNS},
     {NULL, 0, NULL, 0},
 };
 
@@ -55,9 +57,13 @@ const char crowd_options_help[] =
     "                       per core, 8 to 64, or a key per actor with Ed25519; each actor\n"
     "                       keeps its own keyId and actor document either way)\n"
     "  --key-type rsa|ed25519  actor keys (ed25519 for RFC 9421 runs; default rsa)\n"
-    "  --tls                serve HTTPS with a CA and a leaf naming every instance, made in\n"
-    "                       the state folder (the CA's path is printed)\n"
-    "  --server-threads T   server threads (default 4: a key fetch blocks its thread)\n";
+    "  --tls                serve HTTPS with a CA made in the state folder (its path is\n"
+    "                       printed) and a leaf naming every instance (up to 100), a wildcard\n"
+    "                       (a template like i%d.flood.test) or a leaf per instance by SNI\n"
+    "  --server-threads T   server threads (default 4: a key fetch blocks its thread)\n"
+    "  --dns ADDR:PORT      a name server (UDP and TCP; port 0 picks one, printed as 'dns on\n"
+    "                       ADDR:PORT') answering the crowd's names with its address,\n"
+    "                       REFUSED for every other name\n";
 
 void crowd_opts_defaults(struct crowd_opts *o)
 {
@@ -133,6 +139,13 @@ int crowd_opts_set(struct crowd_opts *o, int id, const char *arg, struct flood_e
         return 0;
     case CROWD_OPT_THREADS:
         return parse_int("server-threads", arg, 1, 64, &o->threads, err);
+    case CROWD_OPT_DNS:
+        o->dns = arg;
+        if (addr_parse_listen(arg, NULL, NULL, err) == 0)
+            return 0;
+        flood_err_set(err, FLOOD_EINVAL, "--dns: expected ADDR:PORT (a numeric address), got '%s'",
+                      arg);
+        return -1;
     }
     flood_err_set(err, FLOOD_EINVAL, "crowd: unknown option id %d", id);
     return -1;
@@ -611,8 +624,51 @@ void crowd_actor_doc(const struct crowd *c, int instance, int actor, struct wf_d
     render_actor(c, instance, actor, 0, out);
 }
 
+int crowd_tls_wildcard(const char *t, char *out, size_t size)
+{
+    const char *dot = strchr(t, '.'), *pd = strstr(t, "%d");
+    if (!dot || !pd || pd > dot || strchr(dot + 1, '%') || !strchr(dot + 1, '.'))
+        return 0;
+    return snprintf(out, size, "*%s", dot) < (int)size;
+}
+
+/* TLS for a crowd over TLS_ONE_LEAF_MAX instances: a wildcard leaf when the template allows
+ * one, else a leaf per instance by SNI. */
+static int crowd_tls_big(struct crowd *c, struct flood_err *err)
+{
+    char wild[WF_HOST_MAX];
+    if (crowd_tls_wildcard(c->opts.domain, wild, sizeof(wild))) {
+        const char *hosts[] = {wild};
+        struct tls_files tf;
+        if (tls_ensure(c->state_dir, hosts, 1, &tf, err)) {
+            tls_files_free(&tf);
+            return -1;
+        }
+        c->ca_path = flood_xstrdup(tf.ca_path);
+        c->tls_cert_pem = flood_xstrdup(tf.cert_pem);
+        c->tls_key_pem = flood_xstrdup(tf.key_pem);
+        tls_files_free(&tf);
+        if (!c->opts.quiet)
+            fprintf(stderr, "crowd: tls: one wildcard leaf, %s\n", wild);
+        return 0;
+    }
+    char ca_path[TLS_PATH_MAX];
+    int made = 0;
+    c->tls_sni = tls_sni_new(c->state_dir, &c->wf, ca_path, &made, err);
+    if (!c->tls_sni)
+        return -1;
+    c->ca_path = flood_xstrdup(ca_path);
+    if (!c->opts.quiet)
+        fprintf(stderr,
+                "crowd: tls: a leaf per instance, made on first use by SNI (in %s/leaves)\n",
+                c->state_dir);
+    return 0;
+}
+
 static int crowd_tls(struct crowd *c, struct flood_err *err)
 {
+    if (c->opts.instances > TLS_ONE_LEAF_MAX)
+        return crowd_tls_big(c, err);
     size_t n = (size_t)c->opts.instances;
     char **hosts = flood_xcalloc(n, sizeof(*hosts));
     for (size_t i = 0; i < n; i++) {
@@ -700,5 +756,6 @@ void crowd_free(struct crowd *c)
     free(c->ca_path);
     free(c->tls_cert_pem);
     free(c->tls_key_pem);
+    tls_sni_free(c->tls_sni);
     free(c);
 }

@@ -35,6 +35,8 @@ struct crowd_opts {
     int tls;                     /* --tls */
     int threads;                 /* --server-threads, default 1 */
     int quiet;                   /* no progress lines on stderr */
+    const char *dns;             /* --dns ADDR:PORT: the crowd's name server (dns.h), or NULL */
+    uint32_t dns_src_base, dns_src_count; /* run's --source-ips: instance i's own address */
 };
 
 /* key_pool when --key-pool is not given: the layout the state folder was made with, kept in
@@ -66,6 +68,7 @@ enum {
     CROWD_OPT_KEY_TYPE,
     CROWD_OPT_TLS,
     CROWD_OPT_THREADS,
+    CROWD_OPT_DNS,
 };
 
 /* getopt_long entries of the crowd's options, terminated by a zero entry, and their help. */
@@ -102,11 +105,20 @@ struct crowd {
     char **key_pems;        /* public PEM of each key */
     char **key_multibase;   /* FEP-521a form of each Ed25519 key, else NULL */
     size_t n_keys;
-    struct crowd_doc *actor_docs; /* pre-rendered actor documents, or NULL (big crowds) */
-    struct follows *follows;      /* who follows whom (inbound updates it) */
-    char *ca_path;                /* with --tls: the CA a target must trust */
-    char *tls_cert_pem, *tls_key_pem;
+    struct crowd_doc *actor_docs;     /* pre-rendered actor documents, or NULL (big crowds) */
+    struct follows *follows;          /* who follows whom (inbound updates it) */
+    char *ca_path;                    /* with --tls: the CA a target must trust */
+    char *tls_cert_pem, *tls_key_pem; /* one leaf (every instance, or a wildcard), or NULL */
+    struct tls_sni *tls_sni;          /* else a leaf per instance by SNI (tls_sni.h) */
 };
+
+struct tls_sni;
+
+/* The wildcard "*.PARENT" of a domain template whose %d sits in its first label, under a
+ * parent of two labels or more ("i%d.flood.test" gives "*.flood.test"), into out[size];
+ * 0 when the template allows none ("flood%d.test": "*.test" is a TLD wildcard clients
+ * refuse; "a.b%d.test": the instances differ below the first label). */
+int crowd_tls_wildcard(const char *domain_template, char *out, size_t size);
 
 /* Build the crowd: check options, load or generate keys in the state folder, make TLS
  * material with --tls, pre-render documents. A new crowd (crowd_free), or NULL and err. */

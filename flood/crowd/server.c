@@ -21,6 +21,8 @@
 #include <time.h>
 
 #include "flood/core/addr.h"
+#include "flood/crowd/dns.h"
+#include "flood/crowd/tls_sni.h"
 #include "sign/sign.h"
 #include "webfinger/page.h"
 #include "webfinger/png.h"
@@ -45,6 +47,7 @@ struct server {
     struct crowd *crowd;
     struct server_hooks hooks;
     struct MHD_Daemon *mhd;
+    struct dns *dns; /* --dns, or NULL */
     int port;
     char address[128];
     /* the fault timer: a thread resuming delayed connections at their due time */
@@ -704,7 +707,11 @@ struct server *server_start(struct crowd *crowd, const struct server_hooks *hook
     if (crowd->opts.threads > 1)
         opts[n++] = (struct MHD_OptionItem){MHD_OPTION_THREAD_POOL_SIZE,
                                             (intptr_t)crowd->opts.threads, NULL};
-    if (crowd->opts.tls) {
+    if (crowd->opts.tls && crowd->tls_sni) { /* a leaf per instance, by SNI */
+        tls_sni_activate(crowd->tls_sni);
+        opts[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_CERT_CALLBACK,
+                                            (intptr_t)tls_sni_retrieve, (void *)tls_sni_retrieve};
+    } else if (crowd->opts.tls) {
         opts[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, crowd->tls_key_pem};
         opts[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, crowd->tls_cert_pem};
     }
@@ -730,6 +737,14 @@ struct server *server_start(struct crowd *crowd, const struct server_hooks *hook
     s->port = atoi(port);
     snprintf(s->address, sizeof(s->address), bound.ss_family == AF_INET6 ? "[%s]:%s" : "%s:%s",
              host, port);
+    if (crowd->opts.dns) {
+        struct dns_zone z = {.wf = &crowd->wf,
+                             .src_base = crowd->opts.dns_src_base,
+                             .src_count = crowd->opts.dns_src_count};
+        if (dns_zone_address(&z, &bound, crowd->opts.dns, err) ||
+            !(s->dns = dns_start(crowd->opts.dns, &z, err)))
+            goto fail;
+    }
     return s;
 fail:
     server_stop(s);
@@ -744,6 +759,11 @@ int server_port(const struct server *s)
 const char *server_address(const struct server *s)
 {
     return s->address;
+}
+
+struct dns *server_dns(const struct server *s)
+{
+    return s ? s->dns : NULL;
 }
 
 void server_get_stats(struct server *s, struct server_stats *out)
@@ -768,6 +788,7 @@ void server_stop(struct server *s)
         pthread_mutex_unlock(&s->lock);
         pthread_join(s->timer, NULL);
     }
+    dns_stop(s->dns);
     if (s->mhd)
         MHD_stop_daemon(s->mhd);
     pthread_cond_destroy(&s->cond);

@@ -89,6 +89,9 @@ struct server *server_start(struct crowd *crowd, const struct server_hooks *hook
 int server_port(const struct server *s);
 const char *server_address(const struct server *s);
 void server_get_stats(struct server *s, struct server_stats *out);
+/* The crowd's name server started with the listener (--dns; dns.h), or NULL. Borrowed. */
+struct dns;
+struct dns *server_dns(const struct server *s);
 /* Stop listening, finish the requests in flight and free the server. */
 void server_stop(struct server *s);
 

@@ -80,7 +80,10 @@ static int san_of_host(const char *h, char **out)
         *out = flood_xasprintf("IP:%s", buf);
         return 0;
     }
-    if (!valid_dns_name(h))
+    /* A wildcard "*.PARENT" (RFC 6125 6.4.3: a whole left-most label) under a parent of at
+     * least two labels: clients refuse "*.test" (one label, a TLD). */
+    const char *name = !strncmp(h, "*.", 2) ? h + 2 : h;
+    if (!valid_dns_name(name) || (name != h && !strchr(name, '.')))
         return -1;
     char *s = flood_xasprintf("DNS:%s", h);
     for (char *p = s + 4; *p; p++)
@@ -579,6 +582,121 @@ done:
     if (rc)
         tls_files_free(out);
     return rc;
+}
+
+/* ---- the CA alone, and leaves made from it in memory ---------------------------------- */
+
+struct tls_ca {
+    X509 *cert;
+    EVP_PKEY *key;
+};
+
+int tls_ensure_ca(const char *state_dir, struct tls_ca **ca, char ca_path[TLS_PATH_MAX], int *made,
+                  struct flood_err *err)
+{
+    *ca = NULL;
+    *made = 0;
+    char ca_key_path[TLS_PATH_MAX];
+    if (!state_dir || !*state_dir) {
+        flood_err_set(err, FLOOD_EINVAL, "tls: no state folder");
+        return -1;
+    }
+    if (join(ca_path, state_dir, "ca.pem", err) || join(ca_key_path, state_dir, "ca.key", err))
+        return -1;
+    int lock_fd = -1, rc = -1;
+    struct tls_ca *c = flood_xcalloc(1, sizeof(*c));
+    struct stat st;
+    if (open_dir_locked(state_dir, &lock_fd, err))
+        goto done;
+    if (stat(ca_path, &st) != 0 && errno == ENOENT) {
+        if (make_ca(ca_path, ca_key_path, &c->cert, &c->key, err))
+            goto done;
+        *made = 1;
+    } else if (load_ca(ca_path, ca_key_path, &c->cert, &c->key, err)) {
+        goto done;
+    }
+    rc = 0;
+done:
+    if (lock_fd >= 0)
+        close(lock_fd);
+    if (rc)
+        tls_ca_free(c);
+    else
+        *ca = c;
+    return rc;
+}
+
+void tls_ca_free(struct tls_ca *ca)
+{
+    if (!ca)
+        return;
+    X509_free(ca->cert);
+    EVP_PKEY_free(ca->key);
+    free(ca);
+}
+
+char *tls_leaf_pem(const struct tls_ca *ca, const char *const *hosts, size_t n_hosts, size_t *len,
+                   struct flood_err *err)
+{
+    struct san *sans = flood_xcalloc(n_hosts ? n_hosts : 1, sizeof(*sans));
+    for (size_t i = 0; i < n_hosts; i++) {
+        if (san_of_host(hosts[i], &sans[i].text)) {
+            flood_err_set(err, FLOOD_EINVAL,
+                          "tls: host '%.200s' is not a DNS name or an IP address", hosts[i]);
+            sans_free(sans, n_hosts);
+            return NULL;
+        }
+    }
+    EVP_PKEY *key = new_key(err);
+    X509 *leaf = key ? new_cert(key, hosts[0], LEAF_DAYS, err) : NULL;
+    char *alt = san_value(sans, n_hosts), *out = NULL;
+    X509V3_CTX ctx;
+    if (leaf) {
+        X509V3_set_ctx(&ctx, ca->cert, leaf, NULL, NULL, 0);
+        if (X509_set_issuer_name(leaf, X509_get_subject_name(ca->cert)) == 1 &&
+            add_ext(leaf, &ctx, NID_basic_constraints, "critical,CA:FALSE", err) == 0 &&
+            add_ext(leaf, &ctx, NID_key_usage, "critical,digitalSignature", err) == 0 &&
+            add_ext(leaf, &ctx, NID_ext_key_usage, "serverAuth", err) == 0 &&
+            add_ext(leaf, &ctx, NID_authority_key_identifier, "keyid:always", err) == 0 &&
+            add_ext(leaf, &ctx, NID_subject_alt_name, alt, err) == 0 &&
+            sign_cert(leaf, ca->key, err) == 0) {
+            size_t cl = 0, kl = 0;
+            char *cp = pem_of(leaf, NULL, &cl), *kp = pem_of(NULL, key, &kl);
+            if (cp && kp) {
+                out = flood_xmalloc(cl + kl + 1);
+                memcpy(out, cp, cl);
+                memcpy(out + cl, kp, kl + 1);
+                *len = cl + kl;
+            } else {
+                flood_err_set(err, FLOOD_ECRYPTO, "tls: cannot encode the leaf of '%s'", hosts[0]);
+            }
+            if (kp)
+                OPENSSL_cleanse(kp, kl);
+            free(kp);
+            free(cp);
+        }
+    }
+    free(alt);
+    X509_free(leaf);
+    EVP_PKEY_free(key);
+    sans_free(sans, n_hosts);
+    return out;
+}
+
+int tls_leaf_ok(const struct tls_ca *ca, const char *pem, size_t len, const char *host)
+{
+    X509 *leaf = NULL;
+    EVP_PKEY *key = NULL;
+    int ok = parse_pem(pem, len, &leaf, NULL) == 0 && parse_pem(pem, len, NULL, &key) == 0 &&
+             X509_check_private_key(leaf, key) == 1 &&
+             X509_NAME_cmp(X509_get_issuer_name(leaf), X509_get_subject_name(ca->cert)) == 0 &&
+             X509_verify(leaf, X509_get0_pubkey(ca->cert)) == 1 &&
+             !expires_within(leaf, RENEW_MARGIN_DAYS) &&
+             X509_check_host(leaf, host, 0, X509_CHECK_FLAG_NO_WILDCARDS, NULL) == 1;
+    ERR_clear_error();
+    X509_free(leaf);
+    EVP_PKEY_free(key);
+    return ok;
 }
 
 void tls_files_free(struct tls_files *f)

@@ -1,5 +1,12 @@
 /* flood/crowd/tls.h: the crowd's TLS material (--tls), kept in the state folder.
  *
+ * Which leaf a crowd gets (crowd.c): up to TLS_ONE_LEAF_MAX instances one leaf naming every
+ * instance (below); a bigger crowd whose template puts every instance under one parent of
+ * two labels or more ('i%d.flood.test') one wildcard leaf, *.flood.test, made the same way;
+ * any other big crowd a leaf per instance made on first use by SNI (tls_sni.h). Never one
+ * leaf naming thousands of hosts: 10,000 names make a 216 KB certificate, past OpenSSL's
+ * 100 KB limit on a peer's certificate list, so clients abort the handshake.
+ *
  *   ca.pem, ca.key       a self-signed CA (EC P-256, 10 years): the file a target trusts
  *   crowd.pem, crowd.key one leaf certificate (EC P-256, 397 days) signed by that CA, naming
  *                        every instance host, plus localhost, 127.0.0.1 and ::1
@@ -27,6 +34,9 @@
 
 #define TLS_PATH_MAX  1024
 #define TLS_HOSTS_MAX 100000 /* host names in one leaf */
+/* Crowds up to this many instances keep one leaf naming every instance: about 2 KB, the
+ * certificate flight well inside a TCP initial window (10 segments). */
+#define TLS_ONE_LEAF_MAX 100
 
 struct tls_files {
     char ca_path[TLS_PATH_MAX];   /* STATE/ca.pem: what a target must trust */
@@ -53,5 +63,24 @@ int tls_ensure(const char *state_dir, const char *const *hosts, size_t n_hosts,
 
 /* Free the PEM strings of f and zero it. f may be NULL or already freed. */
 void tls_files_free(struct tls_files *f);
+
+/* ---- leaves made per name (tls_sni.h) ------------------------------------------------ */
+
+/* The CA in memory (its private key too). */
+struct tls_ca;
+
+/* The CA of state_dir under the rules above (made when ca.pem is absent: *made 1; an
+ * unusable one is an error), its path into ca_path. A new CA (tls_ca_free), or -1 and err. */
+int tls_ensure_ca(const char *state_dir, struct tls_ca **ca, char ca_path[TLS_PATH_MAX], int *made,
+                  struct flood_err *err) FLOOD_WUR;
+void tls_ca_free(struct tls_ca *ca);
+/* A new leaf signed by ca naming hosts[n_hosts] (n_hosts >= 1; hosts[0] is also its CN),
+ * with a new EC P-256 key, as one PEM text: the certificate then the key (PKCS#8). A new
+ * string (its length in *len; free it after OPENSSL_cleanse), or NULL and err. Thread-safe. */
+char *tls_leaf_pem(const struct tls_ca *ca, const char *const *hosts, size_t n_hosts, size_t *len,
+                   struct flood_err *err);
+/* 1 when pem (a tls_leaf_pem text, e.g. read back from the state folder) holds a leaf of ca
+ * for host with its key, more than 30 days from its end. */
+int tls_leaf_ok(const struct tls_ca *ca, const char *pem, size_t len, const char *host);
 
 #endif

@@ -412,11 +412,13 @@ static int write_merged(const char *out, struct shard_in *in, size_t n, struct s
     struct sender_result gen = {0};
     json_t *dirs = json_array();
     struct server_stats crowd = {0};
-    int with_crowd = 0;
+    struct dns_stats dns = {0};
+    int with_crowd = 0, with_dns = 0;
     for (size_t i = 0; i < n; i++) {
         add_numbers(inbound, json_object_get(in[i].run, "inbound"));
         with_crowd |= json_is_object(json_object_get(in[i].run, "crowd"));
         results_crowd_add(&crowd, json_object_get(in[i].run, "crowd"));
+        with_dns |= results_dns_add(&dns, json_object_get(in[i].run, "dns"));
         json_t *g = json_object_get(in[i].run, "generator");
         gen.cpu_s += jget_d(g, "cpu_s");
         gen.loop_cpu_s += jget_d(g, "loop_cpu_s");
@@ -454,6 +456,7 @@ static int write_merged(const char *out, struct shard_in *in, size_t n, struct s
                               .shard = shard,
                               .fetches = fetches,
                               .crowd = with_crowd ? &crowd : NULL,
+                              .dns = with_dns ? &dns : NULL,
                               .series_added = 1,
                               .no_follow_log = 1};
     int rc = results_write(out, st, &ri, err);

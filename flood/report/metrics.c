@@ -192,6 +192,15 @@ char *metrics_render(const struct metrics_snapshot *s)
                         vals[m][k]);
         }
     }
+    if (s->have_dns) {
+        family(f, "flood_dns_queries_total", "counter",
+               "Messages the crowd's name server received, by transport and what it answered "
+               "(malformed: dropped).");
+        for (int t = 0; t < 2; t++)
+            for (int r = 0; r < DNS__RESULTS; r++)
+                fprintf(f, "flood_dns_queries_total{transport=\"%s\",result=\"%s\"} %" PRIu64 "\n",
+                        t ? "tcp" : "udp", dns_result_name(r), s->dns[t][r]);
+    }
     if (fclose(f)) {
         fprintf(stderr, "flood: out of memory (metrics)\n");
         abort();
@@ -373,6 +382,7 @@ struct metrics_pub {
     struct inbound *in;
     struct probes *pr;
     struct fetches *fetches;
+    struct dns *dns;
 };
 
 struct metrics_pub *metrics_pub_new(struct inbound *in, struct probes *pr)
@@ -397,6 +407,11 @@ void metrics_pub_free(struct metrics_pub *p)
 void metrics_pub_set_fetches(struct metrics_pub *p, struct fetches *f)
 {
     p->fetches = f;
+}
+
+void metrics_pub_set_dns(struct metrics_pub *p, struct dns *d)
+{
+    p->dns = d;
 }
 
 void metrics_pub_stats(struct metrics_pub *p, const struct stats *st, uint64_t in_flight)
@@ -447,5 +462,9 @@ int metrics_pub_snapshot(void *ctx, struct metrics_snapshot *snap)
         }
         snap->have_fetches = 1;
     }
-    return have || p->in || p->pr || p->fetches ? 0 : -1;
+    if (p->dns) {
+        dns_get_split(p->dns, snap->dns);
+        snap->have_dns = 1;
+    }
+    return have || p->in || p->pr || p->fetches || p->dns ? 0 : -1;
 }

@@ -19,6 +19,7 @@
  *   flood_fetches_total{kind}                   counter: GETs the target made of the crowd
  *   flood_fetch_bytes_total{kind}               counter: body bytes the crowd sent for them
  *   flood_fetch_repeats_total{kind}             counter: fetches of a URL already fetched
+ *   flood_dns_queries_total{transport,result}   counter: the name server's (--dns) messages
  *
  * Threads: a scrape runs on the daemon's thread and reads only what the source's snapshot
  * callback copies for it. The sender's struct stats has one writer (its event loop), so
@@ -32,6 +33,7 @@
 #include <stdint.h>
 
 #include "sign/err.h"
+#include "flood/crowd/dns.h"
 #include "flood/measure/fetches.h"
 #include "flood/measure/hist.h"
 #include "flood/measure/stats.h"
@@ -50,6 +52,8 @@ struct metrics_snapshot {
     struct hist follow_to_accept; /* us */
     int have_fetches;
     uint64_t fetches[FETCH__COUNT], fetch_bytes[FETCH__COUNT], fetch_repeats[FETCH__COUNT];
+    int have_dns;                  /* --dns: the name server's counts */
+    uint64_t dns[2][DNS__RESULTS]; /* [udp 0, tcp 1][result]: see dns_stats */
     int have_steal; /* the host's steal of the CPUs flood may run on (set by the daemon) */
     double steal_s;
     int steal_cpus;
@@ -99,6 +103,8 @@ struct metrics_pub *metrics_pub_new(struct inbound *in, struct probes *pr);
 void metrics_pub_free(struct metrics_pub *p);
 /* Read the crowd's fetch accounting (borrowed, thread-safe, may be NULL) at each scrape. */
 void metrics_pub_set_fetches(struct metrics_pub *p, struct fetches *f);
+/* Read the name server's counts (borrowed, thread-safe, may be NULL) at each scrape. */
+void metrics_pub_set_dns(struct metrics_pub *p, struct dns *d);
 /* On st's writer thread: copy st's counts and histograms (and in_flight) for scrapes. */
 void metrics_pub_stats(struct metrics_pub *p, const struct stats *st, uint64_t in_flight);
 /* A metrics_source.snapshot over a pub (ctx is the struct metrics_pub). */

@@ -375,6 +375,8 @@ json_t *results_json(const struct stats *st, const struct results_info *ri)
     put(root, "warnings", warnings_json(st, ri));
     if (ri->crowd)
         put(root, "crowd", results_crowd_json(ri->crowd));
+    if (ri->dns)
+        put(root, "dns", results_dns_json(ri->dns));
     if (ri->fetches) {
         put(root, "fetches", results_fetches_json(st, ri));
         char why[512];
@@ -507,6 +509,10 @@ static int write_summary(const char *dir, const struct stats *st, const struct r
         results_fetches_line(f, st, ri, 1);
         if (results_crowd_unreachable(st, ri, why, sizeof(why)))
             fprintf(f, "\n**crowd unreachable:** %s\n", why);
+    }
+    if (ri->dns) {
+        fprintf(f, "\n");
+        results_dns_line(f, ri->dns, 1);
     }
     return fs_tmp_commit(&tmp, FS_REPLACE, 0, err);
 }

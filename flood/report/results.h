@@ -20,6 +20,7 @@
 #include "flood/measure/stats.h"
 
 struct server_stats; /* flood/crowd/server.h */
+struct dns_stats;    /* flood/crowd/dns.h */
 
 struct results_info {
     const char *started_at;          /* ISO-8601 UTC */
@@ -49,6 +50,7 @@ struct results_info {
     /* borrowed, may be NULL: the crowd server's counts (requests by status, refusals, TLS
      * answers cut), run.json's "crowd" */
     const struct server_stats *crowd;
+    const struct dns_stats *dns; /* borrowed, may be NULL: --dns's counts, run.json's "dns" */
 };
 
 /* One second of run.json's "series" (a new reference): second i's row x; with_probes adds

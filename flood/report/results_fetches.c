@@ -117,3 +117,35 @@ int results_crowd_warning(const struct server_stats *c, char *buf, size_t size)
              c->unflushed);
     return 1;
 }
+
+json_t *results_dns_json(const struct dns_stats *d)
+{
+    json_t *by = json_object();
+    for (int r = 0; r < DNS__RESULTS; r++)
+        json_object_set_new(by, dns_result_name(r), json_integer((json_int_t)d->by_result[r]));
+    return json_pack("{s:I,s:I,s:o,s:I}", "udp", (json_int_t)d->udp, "tcp", (json_int_t)d->tcp,
+                     "answers", by, "tcp_refused", (json_int_t)d->tcp_refused);
+}
+
+int results_dns_add(struct dns_stats *d, json_t *dns)
+{
+    if (!json_is_object(dns))
+        return 0;
+    d->udp += count_of(dns, "udp");
+    d->tcp += count_of(dns, "tcp");
+    for (int r = 0; r < DNS__RESULTS; r++)
+        d->by_result[r] += count_of(json_object_get(dns, "answers"), dns_result_name(r));
+    d->tcp_refused += count_of(dns, "tcp_refused");
+    return 1;
+}
+
+void results_dns_line(FILE *f, const struct dns_stats *d, int md)
+{
+    fprintf(f, "%s %llu queries (udp %llu, tcp %llu):", md ? "**name server:**" : "name server:",
+            d->udp + d->tcp, d->udp, d->tcp);
+    for (int r = 0; r < DNS__RESULTS; r++)
+        fprintf(f, "%s %s %llu", r ? "," : "", dns_result_name(r), d->by_result[r]);
+    if (d->tcp_refused)
+        fprintf(f, "; %llu TCP connections refused (too many open)", d->tcp_refused);
+    fprintf(f, "\n");
+}

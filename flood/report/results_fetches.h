@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "flood/crowd/dns.h"
 #include "flood/crowd/server.h"
 #include "flood/report/results.h"
 
@@ -32,5 +33,16 @@ json_t *results_crowd_json(const struct server_stats *c);
 void results_crowd_add(struct server_stats *c, json_t *crowd);
 /* The warning for c's TLS answers cut, into buf[size]; 0 when there were none. */
 int results_crowd_warning(const struct server_stats *c, char *buf, size_t size);
+
+/* run.json's "dns": the crowd's name server's counts (--dns) {"udp", "tcp", "answers":
+ * {"address", "nodata", "refused", "notimp", "formerr", "malformed"}, "tcp_refused"}
+ * (a new reference). */
+json_t *results_dns_json(const struct dns_stats *d);
+/* "name server: 40 queries (udp 38, tcp 2): address 20, nodata 20, ..." and a newline on f
+ * (md: a summary.md paragraph). */
+/* A run.json's "dns" (borrowed; NULL or not an object: nothing) added into d; 1 when it
+ * was an object (flood merge writes "dns" when any shard had one). */
+int results_dns_add(struct dns_stats *d, json_t *dns);
+void results_dns_line(FILE *f, const struct dns_stats *d, int md);
 
 #endif
