@@ -75,6 +75,7 @@ struct inbound {
     _Atomic size_t n_faults;   /* published after the rule is written (inbound_fault_switch) */
     _Atomic unsigned char *fault_on; /* per rule: 0 switched off */
     int log_deliveries, no_verify;
+    uint64_t t0_us; /* the crowd's start: the faults' from= and until= count from it */
 
     _Atomic uint64_t deliveries[N_TYPES + 1], rejected[R__COUNT];
     _Atomic uint64_t accepted, accepted_unverified, accepts, rejects, follows_received, unfollows,
@@ -147,6 +148,7 @@ struct inbound *inbound_new(struct crowd *crowd, const struct inbound_opts *o,
      * ids never repeat across restarts (Fedify drops a repeated id for a day) */
     fault_seed((uint64_t)wall_us() * 0x9e3779b97f4a7c15ULL ^ (uint64_t)getpid());
     in->no_verify = o->no_verify;
+    in->t0_us = mono_us();
     /* room for the rules a dashboard may add; each one's switch starts on */
     in->faults = flood_xcalloc(o->n_faults + INBOUND_FAULTS_ADDED, sizeof(*in->faults));
     in->fault_on = flood_xcalloc(o->n_faults + INBOUND_FAULTS_ADDED, sizeof(*in->fault_on));
@@ -541,11 +543,12 @@ static int decide_switched(struct inbound *in, size_t n, int inst, unsigned scop
                            struct fault_effect *eff)
 {
     int fired = 0;
+    long now_ms = (long)((mono_us() - in->t0_us) / 1000);
     memset(eff, 0, sizeof(*eff));
     for (size_t i = 0; i < n; i++) {
         struct fault_effect one;
         if (!atomic_load_explicit(&in->fault_on[i], memory_order_relaxed) ||
-            !fault_decide(&in->faults[i], 1, inst, scope, &one))
+            !fault_decide(&in->faults[i], 1, inst, scope, now_ms, &one))
             continue;
         fired = 1;
         eff->delay_ms += one.delay_ms;
