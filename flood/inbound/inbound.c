@@ -17,6 +17,7 @@
 #include "flood/inbound/deliver.h"
 #include "flood/inbound/inbound_internal.h"
 #include "flood/crowd/fault.h"
+#include "flood/measure/attempts.h"
 #include "flood/measure/hist.h"
 #include "flood/inbound/keycache.h"
 #include "flood/send/workload.h"
@@ -75,7 +76,8 @@ struct inbound {
     _Atomic size_t n_faults;   /* published after the rule is written (inbound_fault_switch) */
     _Atomic unsigned char *fault_on; /* per rule: 0 switched off */
     int log_deliveries, no_verify;
-    uint64_t t0_us; /* the crowd's start: the faults' from= and until= count from it */
+    uint64_t t0_us;            /* the crowd's start: the faults' from= and until= count from it */
+    struct attempts *attempts; /* inbox POSTs to faulted instances: the retry curve */
 
     _Atomic uint64_t deliveries[N_TYPES + 1], rejected[R__COUNT];
     _Atomic uint64_t accepted, accepted_unverified, accepts, rejects, follows_received, unfollows,
@@ -180,6 +182,7 @@ struct inbound *inbound_new(struct crowd *crowd, const struct inbound_opts *o,
         return NULL;
     }
     pthread_mutex_init(&in->lock, NULL);
+    in->attempts = attempts_new(INBOUND_ATTEMPTS_MAX);
     in->lag = hist_new();
     in->lag_split[0] = hist_new();
     in->lag_split[1] = hist_new();
@@ -203,6 +206,7 @@ void inbound_free(struct inbound *in, long grace_ms)
     pthread_mutex_destroy(&in->lock);
     free(in->faults);
     free((void *)in->fault_on);
+    attempts_free(in->attempts);
     free(in);
 }
 
@@ -614,6 +618,39 @@ static int inbox_faulted(struct inbound *in, int inst)
     return 0;
 }
 
+/* An inbox POST to a faulted instance into the attempts record: its delivery (host, path,
+ * body digest), when, and what the crowd answered (eff NULL: passed to the inbox). */
+static void record_attempt(struct inbound *in, const struct server_req *req, int inst,
+                           const struct fault_effect *eff)
+{
+    const char *digest = server_req_header(req, "Digest");
+    if (!digest)
+        digest = server_req_header(req, "Content-Digest");
+    struct attempt at = {
+        .t_ms = (int64_t)((mono_us() - in->t0_us) / 1000),
+        .key = attempts_key(req->host, req->path, digest),
+        .instance = inst,
+        .status = !eff          ? ATTEMPT_PASSED
+                  : eff->hang   ? ATTEMPT_HANG
+                  : eff->reset  ? ATTEMPT_RESET
+                  : eff->status ? eff->status
+                                : ATTEMPT_PASSED, /* only delayed: then answered */
+        .retry_after = eff && eff->status ? (int32_t)eff->retry_after : 0,
+    };
+    attempts_add(in->attempts, &at);
+}
+
+/* When the windowed inbox faults end (the latest until=), 0 when none does. */
+static int64_t faults_end_ms(struct inbound *in)
+{
+    size_t n = atomic_load_explicit(&in->n_faults, memory_order_acquire);
+    int64_t end = 0;
+    for (size_t i = 0; i < n; i++)
+        if ((in->faults[i].scope & FAULT_SCOPE_INBOX) && in->faults[i].until_ms > end)
+            end = in->faults[i].until_ms;
+    return end;
+}
+
 int inbound_fault_hook(void *ctx, const struct server_req *req, struct server_fault *fault)
 {
     struct inbound *in = ctx;
@@ -627,7 +664,10 @@ int inbound_fault_hook(void *ctx, const struct server_req *req, struct server_fa
         return 0;
     struct fault_effect eff;
     unsigned scope = fault_scope_of(req->method, req->route.kind, req->path);
-    if (!decide_switched(in, n, inst, scope, &eff))
+    int fired = decide_switched(in, n, inst, scope, &eff);
+    if (scope == FAULT_SCOPE_INBOX && inbox_faulted(in, inst))
+        record_attempt(in, req, inst, fired ? &eff : NULL);
+    if (!fired)
         return 0;
     memset(fault, 0, sizeof(*fault));
     fault->delay_ms = eff.delay_ms;
@@ -714,6 +754,8 @@ json_t *inbound_json(struct inbound *in)
             pthread_mutex_unlock(&in->lock);
             set_new(o, split[k], hist_json(h));
         }
+        /* every attempt at an inbox a fault covered: the target's retry curve */
+        set_new(o, "retry_curve", attempts_json(in->attempts, faults_end_ms(in)));
     }
     hist_free(h);
     set_new(o, "duplicates", count(in->duplicates));

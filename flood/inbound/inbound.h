@@ -55,7 +55,8 @@ void inbound_free(struct inbound *in, long grace_ms);
 int inbound_inbox_hook(void *ctx, const struct server_req *req, struct wf_doc *out);
 int inbound_fault_hook(void *ctx, const struct server_req *req, struct server_fault *fault);
 
-#define INBOUND_FAULTS_ADDED 32 /* rules a run may add while it runs */
+#define INBOUND_FAULTS_ADDED 32      /* rules a run may add while it runs */
+#define INBOUND_ATTEMPTS_MAX 1000000 /* delivery attempts to faulted instances recorded */
 /* Switch a fault rule "SEL:KEY=VAL,..." (the --fault language) on or off while the crowd
  * serves (any thread; the hook reads each rule's switch with one atomic load). A rule is
  * the same rule when its spec text is the same: off switches it off, on switches it back
