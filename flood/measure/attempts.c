@@ -153,6 +153,12 @@ void attempts_curve_of(struct attempt *v, size_t n, int64_t recover_ms, struct a
     out->recovery_p50_ms = rank(rec, nrec, 50);
     out->recovery_p99_ms = rank(rec, nrec, 99);
     out->recovery_max_ms = nrec ? rec[nrec - 1] : 0;
+    for (size_t i = 0; i < n; i++) {
+        out->passed += got_through(&v[i]);
+        out->refused_status += v[i].status >= 300;
+        out->hung += v[i].status == ATTEMPT_HANG;
+        out->reset += v[i].status == ATTEMPT_RESET;
+    }
     for (size_t i = 0; recover_ms > 0 && i < n; i++) {
         int64_t d = v[i].t_ms - recover_ms;
         if (d < 0)
@@ -192,18 +198,21 @@ json_t *attempts_json(struct attempts *a, int64_t recover_ms)
     for (int s = 0; s < 10 && herd; s++)
         json_array_append_new(herd, num(c.herd_per_s[s]));
     json_t *o = json_pack(
-        "{s:I, s:I, s:I, s:I, s:I, s:f, s:I, s:o*, s:{s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I},"
+        "{s:I, s:I, s:{s:I, s:I, s:I, s:I}, s:I, s:I, s:I, s:f, s:I, s:o*, s:{s:I, s:I, s:I, s:I},"
+        " s:{s:I, s:I, s:I},"
         " s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o*}}",
-        "attempts", (json_int_t)c.attempts, "dropped", (json_int_t)dropped, "deliveries",
-        (json_int_t)c.deliveries, "delivered", (json_int_t)c.delivered, "never_arrived",
-        (json_int_t)c.never_arrived, "mean_attempts", c.mean_attempts, "max_attempts",
-        (json_int_t)c.max_attempts, "attempts_per_delivery", per, "gap_ms", "count",
-        (json_int_t)c.gaps, "p50", (json_int_t)c.gap_p50_ms, "p90", (json_int_t)c.gap_p90_ms, "max",
-        (json_int_t)c.gap_max_ms, "retry_after", "given", (json_int_t)c.retry_after_given,
-        "honoured", (json_int_t)c.retry_after_honoured, "early", (json_int_t)c.retry_after_early,
-        "recovery", "at_ms", (json_int_t)c.recover_ms, "recovered", (json_int_t)c.recovered,
-        "attempts_after", (json_int_t)c.recovered_attempts, "p50_ms", (json_int_t)c.recovery_p50_ms,
-        "p99_ms", (json_int_t)c.recovery_p99_ms, "max_ms", (json_int_t)c.recovery_max_ms,
-        "herd_peak_per_s", (json_int_t)c.herd_peak_per_s, "herd_per_s", herd);
+        "attempts", (json_int_t)c.attempts, "dropped", (json_int_t)dropped, "answered", "passed",
+        (json_int_t)c.passed, "status", (json_int_t)c.refused_status, "hang", (json_int_t)c.hung,
+        "reset", (json_int_t)c.reset, "deliveries", (json_int_t)c.deliveries, "delivered",
+        (json_int_t)c.delivered, "never_arrived", (json_int_t)c.never_arrived, "mean_attempts",
+        c.mean_attempts, "max_attempts", (json_int_t)c.max_attempts, "attempts_per_delivery", per,
+        "gap_ms", "count", (json_int_t)c.gaps, "p50", (json_int_t)c.gap_p50_ms, "p90",
+        (json_int_t)c.gap_p90_ms, "max", (json_int_t)c.gap_max_ms, "retry_after", "given",
+        (json_int_t)c.retry_after_given, "honoured", (json_int_t)c.retry_after_honoured, "early",
+        (json_int_t)c.retry_after_early, "recovery", "at_ms", (json_int_t)c.recover_ms, "recovered",
+        (json_int_t)c.recovered, "attempts_after", (json_int_t)c.recovered_attempts, "p50_ms",
+        (json_int_t)c.recovery_p50_ms, "p99_ms", (json_int_t)c.recovery_p99_ms, "max_ms",
+        (json_int_t)c.recovery_max_ms, "herd_peak_per_s", (json_int_t)c.herd_peak_per_s,
+        "herd_per_s", herd);
     return o;
 }

@@ -57,6 +57,8 @@ uint64_t attempts_key(const char *host, const char *path, const char *digest);
  * when the faults ended (ms since the crowd started; 0: they did not). */
 struct attempts_curve {
     uint64_t attempts, deliveries, delivered, never_arrived;
+    /* what the attempts were answered: passed to the inbox, a fault's status, hang, reset */
+    uint64_t passed, refused_status, hung, reset;
     uint64_t per_delivery[9]; /* deliveries with 1..8 attempts, [0] with 9 or more */
     uint64_t max_attempts;
     double mean_attempts;

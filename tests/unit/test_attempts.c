@@ -40,6 +40,8 @@ static void test_curve(void)
     CHECK(c.attempts == 9 && c.deliveries == 4, "9 attempts, 4 deliveries (%llu)",
           (unsigned long long)c.deliveries);
     CHECK(c.delivered == 3 && c.never_arrived == 1, "3 delivered, 1 never arrived");
+    CHECK(c.passed == 3 && c.refused_status == 4 && c.hung == 1 && c.reset == 1,
+          "answered: 3 passed, 4 refused with a status, 1 hung, 1 reset");
     CHECK(c.per_delivery[1] == 1 && c.per_delivery[2] == 2 && c.per_delivery[4] == 1 &&
               c.max_attempts == 4,
           "attempts per delivery: one of 1, two of 2, one of 4");
