@@ -78,6 +78,7 @@ struct inbound {
     int log_deliveries, no_verify;
     uint64_t t0_us;            /* the crowd's start: the faults' from= and until= count from it */
     struct attempts *attempts; /* inbox POSTs to faulted instances: the retry curve */
+    struct population pop;     /* --population (pop.class_of NULL without) */
 
     _Atomic uint64_t deliveries[N_TYPES + 1], rejected[R__COUNT];
     _Atomic uint64_t accepted, accepted_unverified, accepts, rejects, follows_received, unfollows,
@@ -183,6 +184,10 @@ struct inbound *inbound_new(struct crowd *crowd, const struct inbound_opts *o,
     }
     pthread_mutex_init(&in->lock, NULL);
     in->attempts = attempts_new(INBOUND_ATTEMPTS_MAX);
+    if (o->population) { /* each instance its class, drawn for this crowd */
+        in->pop = *o->population;
+        population_assign(&in->pop, crowd->wf.instances);
+    }
     in->lag = hist_new();
     in->lag_split[0] = hist_new();
     in->lag_split[1] = hist_new();
@@ -207,6 +212,7 @@ void inbound_free(struct inbound *in, long grace_ms)
     free(in->faults);
     free((void *)in->fault_on);
     attempts_free(in->attempts);
+    population_clear(&in->pop);
     free(in);
 }
 
@@ -563,6 +569,15 @@ static int decide_switched(struct inbound *in, size_t n, int inst, unsigned scop
         eff->reset |= one.reset;
         eff->hang |= one.hang;
     }
+    int k = population_class(&in->pop, inst); /* the instance's class, a rule of its own */
+    struct fault_effect one;
+    if (k != POP_FAST && fault_decide(&in->pop.rule[k], 1, inst, scope, now_ms, &one)) {
+        fired = 1;
+        eff->delay_ms += one.delay_ms;
+        eff->status = eff->status ? eff->status : one.status;
+        eff->retry_after = eff->retry_after ? eff->retry_after : one.retry_after;
+        eff->hang |= one.hang;
+    }
     return fired;
 }
 
@@ -610,6 +625,8 @@ size_t inbound_faults(struct inbound *in, char (*specs)[FAULT_SPEC_MAX], int *on
 static int inbox_faulted(struct inbound *in, int inst)
 {
     size_t n = atomic_load_explicit(&in->n_faults, memory_order_acquire);
+    if (population_class(&in->pop, inst) != POP_FAST)
+        return 1;
     for (size_t i = 0; i < n && inst >= 1; i++)
         if (atomic_load_explicit(&in->fault_on[i], memory_order_relaxed) &&
             (in->faults[i].scope & FAULT_SCOPE_INBOX) && inst >= in->faults[i].first &&
@@ -655,7 +672,7 @@ int inbound_fault_hook(void *ctx, const struct server_req *req, struct server_fa
 {
     struct inbound *in = ctx;
     size_t n = atomic_load_explicit(&in->n_faults, memory_order_acquire);
-    if (!n)
+    if (!n && !in->pop.class_of)
         return 0;
     int inst = req->route.instance;
     if (inst < 1 && req->host)
@@ -745,7 +762,7 @@ json_t *inbound_json(struct inbound *in)
     hist_merge(h, in->lag);
     pthread_mutex_unlock(&in->lock);
     set_new(o, "delivery_lag_ms", hist_json(h));
-    if (in->n_faults) { /* by the instance it came to: without an inbox fault, with one */
+    if (in->n_faults || in->pop.class_of) { /* by the instance: without an inbox fault, with */
         static const char *const split[2] = {"delivery_lag_ms_healthy", "delivery_lag_ms_faulted"};
         for (int k = 0; k < 2; k++) {
             hist_reset(h);
@@ -757,6 +774,8 @@ json_t *inbound_json(struct inbound *in)
         /* every attempt at an inbox a fault covered: the target's retry curve */
         set_new(o, "retry_curve", attempts_json(in->attempts, faults_end_ms(in)));
     }
+    if (in->pop.class_of)
+        set_new(o, "population", population_json(&in->pop));
     hist_free(h);
     set_new(o, "duplicates", count(in->duplicates));
     set_new(o, "follows_received", count(in->follows_received));

@@ -29,6 +29,7 @@ enum {
     INBOUND_OPT_LOG_DELIVERIES,    /* --log-deliveries */
     INBOUND_OPT_NO_VERIFY,         /* --no-verify: accept unsigned deliveries (counted) */
     INBOUND_OPT_RESOLVE,           /* --resolve HOST:PORT:ADDR for key fetches and Accepts */
+    INBOUND_OPT_POPULATION,        /* --population SPEC: instance classes (population.h) */
 };
 extern const struct option inbound_options[];
 extern const char inbound_options_help[];
