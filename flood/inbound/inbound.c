@@ -18,6 +18,7 @@
 #include "flood/inbound/inbound_internal.h"
 #include "flood/crowd/fault.h"
 #include "flood/measure/attempts.h"
+#include "flood/measure/fanout.h"
 #include "flood/measure/hist.h"
 #include "flood/inbound/keycache.h"
 #include "flood/send/workload.h"
@@ -79,6 +80,7 @@ struct inbound {
     uint64_t t0_us;            /* the crowd's start: the faults' from= and until= count from it */
     struct attempts *attempts; /* inbox POSTs to faulted instances: the retry curve */
     struct population pop;     /* --population (pop.class_of NULL without) */
+    struct fanout *fanout;     /* each Create's deliveries: the target's fan-out */
 
     _Atomic uint64_t deliveries[N_TYPES + 1], rejected[R__COUNT];
     _Atomic uint64_t accepted, accepted_unverified, accepts, rejects, follows_received, unfollows,
@@ -184,6 +186,7 @@ struct inbound *inbound_new(struct crowd *crowd, const struct inbound_opts *o,
     }
     pthread_mutex_init(&in->lock, NULL);
     in->attempts = attempts_new(INBOUND_ATTEMPTS_MAX);
+    in->fanout = fanout_new(crowd->wf.instances);
     if (o->population) { /* each instance its class, drawn for this crowd */
         in->pop = *o->population;
         population_assign(&in->pop, crowd->wf.instances);
@@ -213,6 +216,7 @@ void inbound_free(struct inbound *in, long grace_ms)
     free((void *)in->fault_on);
     attempts_free(in->attempts);
     population_clear(&in->pop);
+    fanout_free(in->fanout);
     free(in);
 }
 
@@ -507,6 +511,8 @@ int inbound_handle(struct inbound *in, const struct inbound_req *r, struct wf_do
         hist_record(in->lag_split[faulted], now > pub ? (uint64_t)(now - pub) : 0);
     }
     pthread_mutex_unlock(&in->lock);
+    if (has_pub && !strcmp(a.type, "Create")) /* one id to many instances: not a dup */
+        fanout_add(in->fanout, a.id, pub, now, population_class(&in->pop, r->instance));
     if (dup)
         atomic_fetch_add(&in->duplicates, 1);
 
@@ -668,6 +674,11 @@ static int64_t faults_end_ms(struct inbound *in)
     return end;
 }
 
+void inbound_flight_hook(void *ctx, int instance, int delta)
+{
+    fanout_inflight(((struct inbound *)ctx)->fanout, instance, delta);
+}
+
 int inbound_fault_hook(void *ctx, const struct server_req *req, struct server_fault *fault)
 {
     struct inbound *in = ctx;
@@ -776,6 +787,7 @@ json_t *inbound_json(struct inbound *in)
     }
     if (in->pop.class_of)
         set_new(o, "population", population_json(&in->pop));
+    set_new(o, "fan_out", fanout_json(in->fanout, population_class_names));
     hist_free(h);
     set_new(o, "duplicates", count(in->duplicates));
     set_new(o, "follows_received", count(in->follows_received));

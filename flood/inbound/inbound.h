@@ -55,6 +55,8 @@ void inbound_free(struct inbound *in, long grace_ms);
 /* Hooks for struct server_hooks (ctx = the inbound). */
 int inbound_inbox_hook(void *ctx, const struct server_req *req, struct wf_doc *out);
 int inbound_fault_hook(void *ctx, const struct server_req *req, struct server_fault *fault);
+/* server_hooks.inbox_flight: an inbox POST began or ended (the fan-out's concurrency). */
+void inbound_flight_hook(void *ctx, int instance, int delta);
 
 #define INBOUND_FAULTS_ADDED 32      /* rules a run may add while it runs */
 #define INBOUND_ATTEMPTS_MAX 1000000 /* delivery attempts to faulted instances recorded */
