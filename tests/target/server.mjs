@@ -522,6 +522,7 @@ async function main() {
         if (url.pathname === "/admin/accounts" && req.method === "GET") {
             return send(res, 200, [...store.locals.values()].map(accountJson));
         }
+        if (url.pathname === "/admin/followers" && req.method === "POST") return seedFollowers(res, body);
         if (url.pathname !== "/admin/accounts") return send(res, 404, { error: "not found" });
         if (req.method !== "POST")
             return send(res, 405, { error: "method not allowed" }, { allow: "GET, POST" });
@@ -544,6 +545,47 @@ async function main() {
         a = store.addLocal(username, context.getActorUri(username).href);
         a.keys = await newKeys();
         return send(res, 201, { ...accountJson(a), created: true });
+    }
+
+    /* POST /admin/followers {"username", "followers": [{"uri", "inbox", "sharedInbox"}]}:
+     * remote followers set up at once, as if each had followed and been accepted earlier
+     * (a fan-out test needs a thousand; the follow path itself is follow-storm's). */
+    function seedFollowers(res, body) {
+        let p;
+        try {
+            p = JSON.parse(body.toString("utf8"));
+        } catch {
+            return send(res, 400, { error: "body is not JSON" });
+        }
+        const a = store.locals.get(p?.username);
+        if (!a) return send(res, 404, { error: `no local account '${p?.username}'` });
+        if (!Array.isArray(p.followers)) return send(res, 422, { error: "followers: an array" });
+        let added = 0;
+        for (const f of p.followers) {
+            let uri, inbox, shared;
+            try {
+                uri = new URL(f.uri).href;
+                inbox = new URL(f.inbox).href;
+                shared = f.sharedInbox ? new URL(f.sharedInbox).href : null;
+            } catch {
+                return send(res, 422, { error: "each follower: uri and inbox URLs, sharedInbox optional" });
+            }
+            let r = store.remotes.get(uri);
+            if (!r) {
+                const host = new URL(uri).hostname;
+                const username = uri.split("/").pop();
+                r = { kind: "remote", id: store.newId(), uri, createdAt: new Date(), statuses: 0 };
+                Object.assign(r, { username, acct: `${username}@${host}`, displayName: username });
+                Object.assign(r, { avatar: null, header: null });
+                store.remotes.set(uri, r);
+                store.accounts.set(r.id, r);
+            }
+            r.inbox = inbox;
+            r.sharedInbox = shared;
+            if (!a.followers.has(uri)) added++;
+            a.followers.set(uri, { followId: null });
+        }
+        return send(res, 200, { username: a.username, added, followers: a.followers.size });
     }
 
     /* Answers an inbox POST itself (413, 429) and returns null, or returns Fedify's answer. */
