@@ -1,5 +1,7 @@
 /* flood/report/results.c: run.json, .hgrm files, summary.md and the final table. */
 #include "flood/report/results.h"
+
+#include "flood/report/report_retry.h"
 #include "flood/report/results_fetches.h"
 
 #include <curl/curl.h>
@@ -508,6 +510,7 @@ static int write_summary(const char *dir, const struct stats *st, const struct r
         if (results_crowd_unreachable(st, ri, why, sizeof(why)))
             fprintf(f, "\n**crowd unreachable:** %s\n", why);
     }
+    report_retry_summary(f, json_object_get(run, "inbound"));
     return fs_tmp_commit(&tmp, FS_REPLACE, 0, err);
 }
 

@@ -12,7 +12,9 @@ for tool in node jq curl python3; do
 done
 if [ ! -d "$ROOT/tests/target/node_modules/@fedify/fedify" ]; then
     check 1 "tests/target has its node_modules (scripts/deps.sh)"
-    done_testing
+    grep -q '^fan-out: [0-9]* posts' "$RUN_DIR/summary.md" && grep -q 'id="retries"' "$RUN_DIR/report.html"
+check $? "summary.md and report.html show the fan-out"
+done_testing
     exit 1
 fi
 
@@ -100,4 +102,6 @@ check $? "lag by class: fast and slow instances both measured"
 check $? "concurrency per instance measured on every instance delivered to ($(jget "$f.concurrent_per_instance.instances"))"
 [ "$(jget "$f.within_60s >= $f.within_10s and $f.within_60s > 0")" = true ]
 check $? "shares within 10 s and 60 s ($(jget "$f.within_10s"), $(jget "$f.within_60s"))"
+grep -q '^fan-out: [0-9]* posts' "$RUN_DIR/summary.md" && grep -q 'id="retries"' "$RUN_DIR/report.html"
+check $? "summary.md and report.html show the fan-out"
 done_testing

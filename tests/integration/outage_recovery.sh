@@ -98,6 +98,8 @@ for policy in mastodon gotosocial; do
     check $? "$policy: deliveries took more than one attempt ($(jget "$c.mean_attempts"))"
     [ "$(jget "$c.recovery.recovered")" -gt 0 ]
     check $? "$policy: deliveries refused in the window arrived after it ($(jget "$c.recovery.recovered"))"
+    grep -q '^retry curve: [0-9]* attempts at faulted inboxes' "$RUN_DIR/summary.md"
+    check $? "$policy: summary.md has the retry curve"
     if [ $policy = mastodon ]; then
         awk -v e="$fearly" -v g="$fgiven" -v t="$tearly" 'BEGIN { exit !(e * 2 > g && t * 2 > g) }'
         check $? "mastodon ignores Retry-After: most retries early (crowd $fearly, log $tearly of $fgiven)"
