@@ -598,6 +598,8 @@ static int write_all(const char *dir, const struct stats *st, struct results_inf
     json_t *sj = json_object();
     if (preset)
         json_object_set_new(sj, "preset", preset);
+    if (ri->inbound) /* its retry curve and fan-out */
+        json_object_set(sj, "inbound", ri->inbound);
     if (!rc)
         rc = write_summary(dir, st, ri, sj, err);
     json_decref(sj);
