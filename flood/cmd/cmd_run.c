@@ -89,6 +89,13 @@ static int tramp_fault(void *ctx, const struct server_req *req, struct server_fa
     return in ? inbound_fault_hook(in, req, fault) : 0;
 }
 
+static void tramp_flight(void *ctx, int instance, int delta)
+{
+    struct inbound *in = atomic_load(&((struct hook_ctx *)ctx)->in);
+    if (in) /* before the inbound side starts nothing is delivered to the crowd */
+        inbound_flight_hook(in, instance, delta);
+}
+
 /* Allow the inbound side to fetch keys from the host[:port] of url. */
 static void allow_host_of(struct inbound_opts *io, const char *url)
 {
@@ -306,7 +313,8 @@ static int run_crowd(struct run *r, struct flood_err *err)
                                  .fault = tramp_fault,
                                  .object = tramp_object,
                                  .actor = tramp_actor,
-                                 .served = tramp_served};
+                                 .served = tramp_served,
+                                 .inbox_flight = tramp_flight};
     RUN_BLOCKED(r, r->srv = server_start(r->crowd, &hooks, err));
     if (!r->srv)
         return -1;

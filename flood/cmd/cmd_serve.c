@@ -80,6 +80,11 @@ static int serve_fault(void *ctx, const struct server_req *req, struct server_fa
     return inbound_fault_hook(((struct serve_ctx *)ctx)->in, req, fault);
 }
 
+static void serve_flight(void *ctx, int instance, int delta)
+{
+    inbound_flight_hook(((struct serve_ctx *)ctx)->in, instance, delta);
+}
+
 static void serve_served(void *ctx, const struct server_served *f)
 {
     fetches_record(((struct serve_ctx *)ctx)->fetches, fetch_kind_of(f->route->kind), f->url,
@@ -256,6 +261,7 @@ int cmd_serve(int argc, char **argv)
     sctx.in = in;
     struct server_hooks hooks = {
         .ctx = &sctx, .inbox = serve_inbox, .fault = serve_fault, .served = serve_served};
+    hooks.inbox_flight = serve_flight;
     srv = server_start(crowd, &hooks, &err);
     if (!srv)
         goto fail;

@@ -1,14 +1,18 @@
 /* flood/crowd/fault.c: --fault SPEC parsing and the per-request decision (see fault.h). */
 #include "flood/crowd/fault.h"
 
+#include "flood/core/grammar.h"
+
 #include <ctype.h>
+#include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#define FAULT_DELAY_MAX_MS (3600L * 1000L)
+#define FAULT_DELAY_MAX_MS  (3600L * 1000L)
+#define FAULT_WINDOW_MAX_MS (7L * 86400L * 1000L) /* from= and until=: a week */
 
 static _Atomic uint64_t fault_state = 0x853c49e6748fea9bULL;
 
@@ -26,132 +30,134 @@ uint64_t fault_random(void)
     return z ^ (z >> 31);
 }
 
-/* A duration "500ms", "2s", "1.5s" into milliseconds; -1 when it does not parse. */
-static long parse_duration(const char *v)
+/* A key's value into the rule: 0, or -1 and err (the grammar's refusal, naming the key). */
+typedef int (*fault_set_fn)(struct fault_rule *r, const char *what, const char *v, size_t n,
+                            struct flood_err *err);
+
+static int set_delay(struct fault_rule *r, const char *what, const char *v, size_t n,
+                     struct flood_err *err)
 {
-    const char *p = v;
-    long whole = 0, frac = 0, frac_div = 1;
-    if (!isdigit((unsigned char)*p))
-        return -1;
-    while (isdigit((unsigned char)*p)) {
-        whole = whole * 10 + (*p++ - '0');
-        if (whole > FAULT_DELAY_MAX_MS)
-            return -1;
-    }
-    if (*p == '.') {
-        p++;
-        if (!isdigit((unsigned char)*p))
-            return -1;
-        while (isdigit((unsigned char)*p)) {
-            if (frac_div < 1000000) {
-                frac = frac * 10 + (*p - '0');
-                frac_div *= 10;
-            }
-            p++;
-        }
-    }
-    long ms;
-    if (!strcmp(p, "ms"))
-        ms = whole + (frac * 1 + frac_div / 2) / frac_div;
-    else if (!strcmp(p, "s"))
-        ms = whole * 1000 + (frac * 1000 + frac_div / 2) / frac_div;
-    else
-        return -1;
-    return ms > FAULT_DELAY_MAX_MS ? -1 : ms;
+    return gram_duration_ms(what, v, n, GRAM_BARE_NONE, 0, FAULT_DELAY_MAX_MS, &r->delay_ms, err);
 }
 
-/* A non-negative integer in [lo, hi]; -1 when it does not parse. */
-static long parse_int(const char *v, long lo, long hi)
+static int set_jitter(struct fault_rule *r, const char *what, const char *v, size_t n,
+                      struct flood_err *err)
 {
-    if (!*v || strlen(v) > 9)
-        return -1;
-    for (const char *p = v; *p; p++)
-        if (!isdigit((unsigned char)*p))
-            return -1;
-    long n = strtol(v, NULL, 10);
-    return n < lo || n > hi ? -1 : n;
+    return gram_duration_ms(what, v, n, GRAM_BARE_NONE, 0, FAULT_DELAY_MAX_MS, &r->jitter_ms, err);
 }
 
-/* "20%", "20", "0.5%" into parts per million (1..1,000,000); -1 when bad. */
-static long parse_share(const char *v)
+static int set_status(struct fault_rule *r, const char *what, const char *v, size_t n,
+                      struct flood_err *err)
 {
-    char buf[32];
-    size_t len = strlen(v);
-    if (len == 0 || len >= sizeof(buf))
+    uint64_t s;
+    if (gram_uint(what, v, n, 400, 599, &s, err))
         return -1;
-    memcpy(buf, v, len + 1);
-    if (buf[len - 1] == '%')
-        buf[--len] = '\0';
-    long whole = 0, frac = 0, div = 1;
-    const char *p = buf;
-    if (!isdigit((unsigned char)*p))
-        return -1;
-    while (isdigit((unsigned char)*p)) {
-        whole = whole * 10 + (*p++ - '0');
-        if (whole > 100)
-            return -1;
-    }
-    if (*p == '.') {
-        p++;
-        if (!isdigit((unsigned char)*p))
-            return -1;
-        while (isdigit((unsigned char)*p)) {
-            if (div < 10000) {
-                frac = frac * 10 + (*p - '0');
-                div *= 10;
-            }
-            p++;
-        }
-    }
-    if (*p)
-        return -1;
-    long ppm = whole * 10000 + frac * 10000 / div;
-    return ppm < 1 || ppm > 1000000 ? -1 : ppm;
-}
-
-static const struct {
-    const char *name;
-    unsigned bits;
-} scope_names[] = {
-    {"get", FAULT_SCOPE_GET},
-    {"inbox", FAULT_SCOPE_INBOX},
-    {"all", FAULT_SCOPE_ALL},
-    {"nodeinfo", FAULT_SCOPE_NODEINFO},
-    {"webfinger", FAULT_SCOPE_WEBFINGER},
-    {"actor", FAULT_SCOPE_ACTOR},
-    {"key", FAULT_SCOPE_KEY},
-    {"note", FAULT_SCOPE_NOTE},
-    {"media", FAULT_SCOPE_MEDIA},
-    {"link", FAULT_SCOPE_LINK},
-    {"emoji", FAULT_SCOPE_EMOJI},
-    {"avatar", FAULT_SCOPE_AVATAR},
-    {"collection", FAULT_SCOPE_COLLECTION},
-};
-
-static int parse_scope(const char *v, unsigned *out)
-{
-    unsigned bits = 0;
-    const char *p = v;
-    while (*p) {
-        const char *end = strchr(p, '+');
-        size_t n = end ? (size_t)(end - p) : strlen(p), k = 0;
-        size_t nk = sizeof(scope_names) / sizeof(scope_names[0]);
-        while (k < nk && !(strlen(scope_names[k].name) == n && !strncmp(p, scope_names[k].name, n)))
-            k++;
-        if (k == nk)
-            return -1;
-        bits |= scope_names[k].bits;
-        if (!end)
-            break;
-        p = end + 1;
-        if (!*p)
-            return -1;
-    }
-    if (!bits)
-        return -1;
-    *out = bits;
+    r->status = (int)s;
     return 0;
 }
+
+static int set_retry_after(struct fault_rule *r, const char *what, const char *v, size_t n,
+                           struct flood_err *err)
+{
+    uint64_t s;
+    if (gram_uint(what, v, n, 0, 86400, &s, err))
+        return -1;
+    r->retry_after = (long)s;
+    return 0;
+}
+
+static int set_gone(struct fault_rule *r, const char *what, const char *v, size_t n,
+                    struct flood_err *err)
+{
+    (void)what, (void)v, (void)n, (void)err;
+    r->status = 410;
+    return 0;
+}
+
+static int set_reset(struct fault_rule *r, const char *what, const char *v, size_t n,
+                     struct flood_err *err)
+{
+    (void)what, (void)v, (void)n, (void)err;
+    r->reset = 1;
+    return 0;
+}
+
+static int set_hang(struct fault_rule *r, const char *what, const char *v, size_t n,
+                    struct flood_err *err)
+{
+    (void)what, (void)v, (void)n, (void)err;
+    r->hang = 1;
+    return 0;
+}
+
+static int set_share(struct fault_rule *r, const char *what, const char *v, size_t n,
+                     struct flood_err *err)
+{
+    double f;
+    /* at least one request in a million: a share of 0 would be no rule at all */
+    if (gram_share(what, v, n, GRAM_SHARE_PERCENT, 1e-6, 1, &f, err))
+        return -1;
+    r->share_ppm = (uint32_t)lround(f * 1e6);
+    return 0;
+}
+
+static const char *const scope_names[] = {"get",   "inbox",  "all",       "nodeinfo", "webfinger",
+                                          "actor", "key",    "note",      "media",    "link",
+                                          "emoji", "avatar", "collection"};
+static const unsigned scope_bits[] = {
+    FAULT_SCOPE_GET,       FAULT_SCOPE_INBOX, FAULT_SCOPE_ALL,   FAULT_SCOPE_NODEINFO,
+    FAULT_SCOPE_WEBFINGER, FAULT_SCOPE_ACTOR, FAULT_SCOPE_KEY,   FAULT_SCOPE_NOTE,
+    FAULT_SCOPE_MEDIA,     FAULT_SCOPE_LINK,  FAULT_SCOPE_EMOJI, FAULT_SCOPE_AVATAR,
+    FAULT_SCOPE_COLLECTION};
+
+/* scope=KIND[+KIND...]: each item one of scope_names (an empty item is refused). */
+static int set_scope(struct fault_rule *r, const char *what, const char *v, size_t n,
+                     struct flood_err *err)
+{
+    char kw[96];
+    snprintf(kw, sizeof(kw), "%s (joined with '+')", what);
+    unsigned bits = 0;
+    struct gram_list l;
+    struct gram_item it;
+    gram_list_init(&l, v, n, '+');
+    while (gram_list_next(&l, &it)) {
+        int k;
+        if (gram_keyword(kw, it.s, it.n, scope_names, sizeof(scope_names) / sizeof(scope_names[0]),
+                         &k, err))
+            return -1;
+        bits |= scope_bits[k];
+    }
+    r->scope = bits;
+    return 0;
+}
+
+static int set_from(struct fault_rule *r, const char *what, const char *v, size_t n,
+                    struct flood_err *err)
+{
+    return gram_duration_ms(what, v, n, GRAM_BARE_NONE, 0, FAULT_WINDOW_MAX_MS, &r->from_ms, err);
+}
+
+static int set_until(struct fault_rule *r, const char *what, const char *v, size_t n,
+                     struct flood_err *err)
+{
+    /* until=0s would end the fault before it began */
+    return gram_duration_ms(what, v, n, GRAM_BARE_NONE, 1, FAULT_WINDOW_MAX_MS, &r->until_ms, err);
+}
+
+/* The keys of a SPEC, in the order of fault.h; flag: takes no value. */
+static const struct {
+    const char *name;
+    int flag;
+    fault_set_fn set;
+} fault_keys[] = {
+    {"delay", 0, set_delay},   {"jitter", 0, set_jitter},
+    {"status", 0, set_status}, {"retry-after", 0, set_retry_after},
+    {"gone", 1, set_gone},     {"reset", 1, set_reset},
+    {"hang", 1, set_hang},     {"share", 0, set_share},
+    {"scope", 0, set_scope},   {"from", 0, set_from},
+    {"until", 0, set_until},
+};
+enum { KEY_STATUS = 2, KEY_RETRY_AFTER = 3, KEY_GONE = 4, KEY_FROM = 9, KEY_UNTIL = 10 };
 
 static int valid_selector(const char *s)
 {
@@ -163,17 +169,10 @@ static int valid_selector(const char *s)
     return 1;
 }
 
-int fault_parse(const char *spec, struct fault_rule *out, struct flood_err *err)
+/* The selector before the colon into out->sel: 0, or -1 and err. */
+static int parse_selector(const char *spec, struct fault_rule *out, const char **rest,
+                          struct flood_err *err)
 {
-    memset(out, 0, sizeof(*out));
-    out->share_ppm = 1000000;
-    out->scope = FAULT_SCOPE_ALL;
-    if (!spec || strlen(spec) >= FAULT_SPEC_MAX) {
-        flood_err_set(err, FLOOD_EINVAL, "fault: spec too long (at most %d bytes)",
-                      FAULT_SPEC_MAX - 1);
-        return -1;
-    }
-    snprintf(out->spec, sizeof(out->spec), "%s", spec);
     const char *colon = strchr(spec, ':');
     if (!colon) {
         flood_err_set(err, FLOOD_EINVAL, "fault: expected INSTANCE:KEY=VAL in '%s'", spec);
@@ -190,119 +189,61 @@ int fault_parse(const char *spec, struct fault_rule *out, struct flood_err *err)
         flood_err_set(err, FLOOD_EINVAL, "fault: bad instance '%s' in '%s'", out->sel, spec);
         return -1;
     }
-
-    char items[FAULT_SPEC_MAX];
-    snprintf(items, sizeof(items), "%s", colon + 1);
-    if (!items[0]) {
+    *rest = colon + 1;
+    if (!**rest) {
         flood_err_set(err, FLOOD_EINVAL, "fault: no KEY=VAL after the instance in '%s'", spec);
         return -1;
     }
-    unsigned seen = 0; /* one bit per key, to refuse repeats */
-    int gone = 0;
-    /* strtok_r would skip empty items; walk by hand so "a,,b" is an error */
-    for (char *item = items;;) {
-        char *comma = strchr(item, ',');
-        if (comma)
-            *comma = '\0';
-        if (!*item) {
-            flood_err_set(err, FLOOD_EINVAL, "fault: empty item in '%s'", spec);
-            return -1;
-        }
-        char *val = strchr(item, '=');
-        if (val)
-            *val++ = '\0';
-        static const char *const keys[] = {"delay", "jitter", "status", "retry-after", "gone",
-                                           "reset", "hang",   "share",  "scope"};
-        size_t k = 0, nk = sizeof(keys) / sizeof(keys[0]);
-        while (k < nk && strcmp(item, keys[k]))
-            k++;
-        if (k == nk) {
-            flood_err_set(err, FLOOD_EINVAL, "fault: unknown key '%s' in '%s'", item, spec);
-            return -1;
-        }
-        if (seen & (1u << k)) {
-            flood_err_set(err, FLOOD_EINVAL, "fault: key '%s' given twice in '%s'", item, spec);
-            return -1;
-        }
-        seen |= 1u << k;
-        int flag = k == 4 || k == 5 || k == 6;
-        if (flag && val) {
-            flood_err_set(err, FLOOD_EINVAL, "fault: '%s' takes no value in '%s'", item, spec);
-            return -1;
-        }
-        if (!flag && (!val || !*val)) {
-            flood_err_set(err, FLOOD_EINVAL, "fault: '%s' needs a value in '%s'", item, spec);
-            return -1;
-        }
-        long n;
-        switch (k) {
-        case 0:
-        case 1:
-            n = parse_duration(val);
-            if (n < 0) {
-                flood_err_set(err, FLOOD_EINVAL,
-                              "fault: bad %s '%s' (e.g. 500ms or 2s, at most 3600s) in '%s'", item,
-                              val, spec);
-                return -1;
-            }
-            if (k == 0)
-                out->delay_ms = n;
-            else
-                out->jitter_ms = n;
-            break;
-        case 2:
-            n = parse_int(val, 400, 599);
-            if (n < 0) {
-                flood_err_set(err, FLOOD_EINVAL, "fault: bad status '%s' (400..599) in '%s'", val,
-                              spec);
-                return -1;
-            }
-            out->status = (int)n;
-            break;
-        case 3:
-            n = parse_int(val, 0, 86400);
-            if (n < 0) {
-                flood_err_set(err, FLOOD_EINVAL,
-                              "fault: bad retry-after '%s' (seconds, 0..86400) in '%s'", val, spec);
-                return -1;
-            }
-            out->retry_after = n;
-            break;
-        case 4:
-            gone = 1;
-            out->status = 410;
-            break;
-        case 5:
-            out->reset = 1;
-            break;
-        case 6:
-            out->hang = 1;
-            break;
-        case 7:
-            n = parse_share(val);
-            if (n < 0) {
-                flood_err_set(err, FLOOD_EINVAL,
-                              "fault: bad share '%s' (e.g. 20%%, 0..100) in '%s'", val, spec);
-                return -1;
-            }
-            out->share_ppm = (uint32_t)n;
-            break;
-        case 8:
-            if (parse_scope(val, &out->scope) < 0) {
-                flood_err_set(err, FLOOD_EINVAL,
-                              "fault: bad scope '%s' (get, inbox, all, nodeinfo, webfinger, "
-                              "actor, key, note, media, link, emoji, avatar, collection, "
-                              "joined with '+') in '%s'",
-                              val, spec);
-                return -1;
-            }
-            break;
-        }
-        if (!comma)
-            break;
-        item = comma + 1;
+    return 0;
+}
+
+/* One KEY[=VAL] item: its key's index into *key, the value set. 0, or -1 and err. */
+static int parse_item(const char *spec, const struct gram_item *it, unsigned *seen,
+                      struct fault_rule *out, struct flood_err *err)
+{
+    if (!it->n) {
+        flood_err_set(err, FLOOD_EINVAL, "fault: empty item in '%s'", spec);
+        return -1;
     }
-    if (gone && (seen & (1u << 2))) {
+    size_t k = 0, nk = sizeof(fault_keys) / sizeof(fault_keys[0]);
+    while (k < nk && !gram_eq(it->key, it->key_n, fault_keys[k].name))
+        k++;
+    if (k == nk) {
+        flood_err_set(err, FLOOD_EINVAL, "fault: unknown key '%.*s' in '%s'", (int)it->key_n,
+                      it->key, spec);
+        return -1;
+    }
+    const char *name = fault_keys[k].name;
+    if (*seen & (1u << k)) {
+        flood_err_set(err, FLOOD_EINVAL, "fault: key '%s' given twice in '%s'", name, spec);
+        return -1;
+    }
+    *seen |= 1u << k;
+    if (fault_keys[k].flag && it->val) {
+        flood_err_set(err, FLOOD_EINVAL, "fault: '%s' takes no value in '%s'", name, spec);
+        return -1;
+    }
+    if (!fault_keys[k].flag && (!it->val || !it->val_n)) {
+        flood_err_set(err, FLOOD_EINVAL, "fault: '%s' needs a value in '%s'", name, spec);
+        return -1;
+    }
+    char what[48];
+    snprintf(what, sizeof(what), "fault '%s'", name);
+    if (fault_keys[k].set(out, what, it->val, it->val_n, err)) {
+        /* the grammar's refusal, with the spec it came from */
+        char msg[sizeof(err->msg)];
+        snprintf(msg, sizeof(msg), "%s", err->msg);
+        flood_err_set(err, FLOOD_EINVAL, "%s in '%s'", msg, spec);
+        return -1;
+    }
+    return 0;
+}
+
+/* The keys that cannot go together, and an effect required. 0, or -1 and err. */
+static int check_rule(const char *spec, unsigned seen, const struct fault_rule *out,
+                      struct flood_err *err)
+{
+    if ((seen & (1u << KEY_GONE)) && (seen & (1u << KEY_STATUS))) {
         flood_err_set(err, FLOOD_EINVAL, "fault: 'gone' and 'status' together in '%s'", spec);
         return -1;
     }
@@ -315,8 +256,14 @@ int fault_parse(const char *spec, struct fault_rule *out, struct flood_err *err)
                       out->reset ? "reset" : "hang", spec);
         return -1;
     }
-    if ((seen & (1u << 3)) && !out->status) {
+    if ((seen & (1u << KEY_RETRY_AFTER)) && !out->status) {
         flood_err_set(err, FLOOD_EINVAL, "fault: 'retry-after' needs a status in '%s'", spec);
+        return -1;
+    }
+    if ((seen & (1u << KEY_UNTIL)) && out->until_ms <= out->from_ms) {
+        flood_err_set(err, FLOOD_EINVAL,
+                      "fault: 'until' (%ld ms) must come after 'from' (%ld ms) in '%s'",
+                      out->until_ms, out->from_ms, spec);
         return -1;
     }
     if (!out->delay_ms && !out->jitter_ms && !out->status && !out->reset && !out->hang) {
@@ -326,6 +273,35 @@ int fault_parse(const char *spec, struct fault_rule *out, struct flood_err *err)
         return -1;
     }
     return 0;
+}
+
+int fault_parse(const char *spec, struct fault_rule *out, struct flood_err *err)
+{
+    memset(out, 0, sizeof(*out));
+    out->share_ppm = 1000000;
+    out->scope = FAULT_SCOPE_ALL;
+    if (!spec || strlen(spec) >= FAULT_SPEC_MAX) {
+        flood_err_set(err, FLOOD_EINVAL, "fault: spec too long (at most %d bytes)",
+                      FAULT_SPEC_MAX - 1);
+        return -1;
+    }
+    snprintf(out->spec, sizeof(out->spec), "%s", spec);
+    const char *items;
+    if (parse_selector(spec, out, &items, err))
+        return -1;
+    unsigned seen = 0; /* one bit per key, to refuse repeats */
+    struct gram_list l;
+    struct gram_item it;
+    gram_list_init(&l, items, GRAM_NUL, ',');
+    while (gram_list_next(&l, &it))
+        if (parse_item(spec, &it, &seen, out, err))
+            return -1;
+    return check_rule(spec, seen, out, err);
+}
+
+int fault_active(const struct fault_rule *r, long now_ms)
+{
+    return now_ms >= r->from_ms && (!r->until_ms || now_ms < r->until_ms);
 }
 
 /* Instance index named by s: a full host ("flood3.test") or its first label ("flood3");
@@ -429,13 +405,14 @@ unsigned fault_scope_of(const char *method, enum wf_route_kind kind, const char 
 }
 
 int fault_decide(const struct fault_rule *rules, size_t n, int instance, unsigned scope,
-                 struct fault_effect *eff)
+                 long now_ms, struct fault_effect *eff)
 {
     int fired = 0;
     memset(eff, 0, sizeof(*eff));
     for (size_t i = 0; i < n; i++) {
         const struct fault_rule *r = &rules[i];
-        if (instance < r->first || instance > r->last || !(r->scope & scope))
+        if (instance < r->first || instance > r->last || !(r->scope & scope) ||
+            !fault_active(r, now_ms))
             continue;
         if (r->share_ppm < 1000000 && fault_random() % 1000000 >= r->share_ppm)
             continue;

@@ -19,6 +19,13 @@
  *          KIND, one kind of GET/HEAD: webfinger (WebFinger and host-meta), actor, key
  *          (/main-key), note (notes and activities), media, link (pages), emoji, avatar
  *          (avatars and headers), collection (outbox, followers, following, inbox GETs).
+ *   from=30s              the rule starts this long after the crowd started (default 0)
+ *   until=90s             and ends then (default: never); a fault that starts and ends
+ *                         shows what the target does after the instance comes back
+ *
+ * Values are read by flood/core/grammar.h: durations need their unit (500ms, 2s, 1.5m),
+ * share= takes 20% or a plain percent, the comma and '+' lists are gram_list's; a refused
+ * value's message names the key and the forms accepted.
  *
  * Several rules may match one request: each rolls its own share; the delays add up, the
  * first status wins, reset and hang are kept. Parsing is pure; the share roll uses a
@@ -63,6 +70,8 @@ struct fault_rule {
     int reset, hang;
     uint32_t share_ppm; /* 0..1,000,000 */
     unsigned scope;     /* FAULT_SCOPE_* bits */
+    long from_ms;       /* active from this long after the crowd's start */
+    long until_ms;      /* until then (exclusive); 0: no end */
 };
 
 /* Parse a SPEC. 0, or -1 and err ("fault: unknown key 'x' in 'flood3:x=1'"). The selector
@@ -86,10 +95,15 @@ struct fault_effect {
     int reset, hang;
 };
 
+/* 1 when rule r's window (from=, until=) holds now_ms, the milliseconds since the crowd
+ * started; a rule without a window is always active. */
+int fault_active(const struct fault_rule *r, long now_ms);
+
 /* Apply the resolved rules to a request of instance (1..) with scope bits (one of
- * FAULT_SCOPE_*). Fills *eff and returns 1 when any rule fired, else 0. */
+ * FAULT_SCOPE_*) at now_ms since the crowd started (the rules' windows). Fills *eff and
+ * returns 1 when any rule fired, else 0. */
 int fault_decide(const struct fault_rule *rules, size_t n, int instance, unsigned scope,
-                 struct fault_effect *eff);
+                 long now_ms, struct fault_effect *eff);
 
 /* A uniformly distributed 64-bit number; thread-safe (an atomic counter through
  * splitmix64). fault_seed sets the sequence (tests). */

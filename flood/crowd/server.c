@@ -67,7 +67,8 @@ struct request {
     int too_large;
     int fault_done; /* the fault hook ran */
     struct server_fault fault;
-    int resumed; /* came back from a delay */
+    int resumed;     /* came back from a delay */
+    int flight_inst; /* an inbox POST to this instance, counted in flight (inbox_flight) */
     /* for the served hook: a GET or HEAD of a crowd host, and what was answered */
     struct timespec t0;      /* the request's first call */
     int fetch;               /* GET/HEAD routed to a crowd host (or its unknown path) */
@@ -513,6 +514,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         clock_gettime(CLOCK_MONOTONIC, &rq->t0);
         *con_cls = rq;
         atomic_fetch_add(&s->requests, 1);
+        const char *host = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Host");
+        struct wf_route r;
+        if (s->hooks.inbox_flight && !strcmp(method, "POST") && host &&
+            !wf_route(&s->crowd->wf, host, url, &r) &&
+            (r.kind == WF_ROUTE_INBOX || r.kind == WF_ROUTE_SHARED_INBOX) && r.instance > 0) {
+            rq->flight_inst = r.instance;
+            s->hooks.inbox_flight(s->hooks.ctx, r.instance, 1);
+        }
         return MHD_YES;
     }
     if (*upload_data_size) {
@@ -638,6 +647,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
         toe = MHD_REQUEST_TERMINATED_WITH_ERROR; /* the answer never left */
     if (rq) {
         report_served(s, rq, toe);
+        if (rq->flight_inst)
+            s->hooks.inbox_flight(s->hooks.ctx, rq->flight_inst, -1);
         free(rq->url);
         free(rq->body);
         free(rq);

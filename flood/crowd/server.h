@@ -71,6 +71,9 @@ struct server_hooks {
     /* Called once at the end of every GET or HEAD answered on a crowd host (not inbox
      * POSTs, not the other hook's pages), from a server thread: fetch accounting. */
     void (*served)(void *ctx, const struct server_served *f);
+    /* An inbox POST to instance began (delta 1, at its first byte) or ended (-1, at its
+     * completion): the sender's concurrent requests per instance. */
+    void (*inbox_flight)(void *ctx, int instance, int delta);
 };
 
 struct server_stats {

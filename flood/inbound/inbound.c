@@ -17,6 +17,8 @@
 #include "flood/inbound/deliver.h"
 #include "flood/inbound/inbound_internal.h"
 #include "flood/crowd/fault.h"
+#include "flood/measure/attempts.h"
+#include "flood/measure/fanout.h"
 #include "flood/measure/hist.h"
 #include "flood/inbound/keycache.h"
 #include "flood/send/workload.h"
@@ -75,6 +77,10 @@ struct inbound {
     _Atomic size_t n_faults;   /* published after the rule is written (inbound_fault_switch) */
     _Atomic unsigned char *fault_on; /* per rule: 0 switched off */
     int log_deliveries, no_verify;
+    uint64_t t0_us;            /* the crowd's start: the faults' from= and until= count from it */
+    struct attempts *attempts; /* inbox POSTs to faulted instances: the retry curve */
+    struct population pop;     /* --population (pop.class_of NULL without) */
+    struct fanout *fanout;     /* each Create's deliveries: the target's fan-out */
 
     _Atomic uint64_t deliveries[N_TYPES + 1], rejected[R__COUNT];
     _Atomic uint64_t accepted, accepted_unverified, accepts, rejects, follows_received, unfollows,
@@ -147,6 +153,7 @@ struct inbound *inbound_new(struct crowd *crowd, const struct inbound_opts *o,
      * ids never repeat across restarts (Fedify drops a repeated id for a day) */
     fault_seed((uint64_t)wall_us() * 0x9e3779b97f4a7c15ULL ^ (uint64_t)getpid());
     in->no_verify = o->no_verify;
+    in->t0_us = mono_us();
     /* room for the rules a dashboard may add; each one's switch starts on */
     in->faults = flood_xcalloc(o->n_faults + INBOUND_FAULTS_ADDED, sizeof(*in->faults));
     in->fault_on = flood_xcalloc(o->n_faults + INBOUND_FAULTS_ADDED, sizeof(*in->fault_on));
@@ -178,6 +185,12 @@ struct inbound *inbound_new(struct crowd *crowd, const struct inbound_opts *o,
         return NULL;
     }
     pthread_mutex_init(&in->lock, NULL);
+    in->attempts = attempts_new(INBOUND_ATTEMPTS_MAX);
+    in->fanout = fanout_new(crowd->wf.instances);
+    if (o->population) { /* each instance its class, drawn for this crowd */
+        in->pop = *o->population;
+        population_assign(&in->pop, crowd->wf.instances);
+    }
     in->lag = hist_new();
     in->lag_split[0] = hist_new();
     in->lag_split[1] = hist_new();
@@ -201,6 +214,9 @@ void inbound_free(struct inbound *in, long grace_ms)
     pthread_mutex_destroy(&in->lock);
     free(in->faults);
     free((void *)in->fault_on);
+    attempts_free(in->attempts);
+    population_clear(&in->pop);
+    fanout_free(in->fanout);
     free(in);
 }
 
@@ -495,6 +511,8 @@ int inbound_handle(struct inbound *in, const struct inbound_req *r, struct wf_do
         hist_record(in->lag_split[faulted], now > pub ? (uint64_t)(now - pub) : 0);
     }
     pthread_mutex_unlock(&in->lock);
+    if (has_pub && !strcmp(a.type, "Create")) /* one id to many instances: not a dup */
+        fanout_add(in->fanout, a.id, pub, now, population_class(&in->pop, r->instance));
     if (dup)
         atomic_fetch_add(&in->duplicates, 1);
 
@@ -541,11 +559,12 @@ static int decide_switched(struct inbound *in, size_t n, int inst, unsigned scop
                            struct fault_effect *eff)
 {
     int fired = 0;
+    long now_ms = (long)((mono_us() - in->t0_us) / 1000);
     memset(eff, 0, sizeof(*eff));
     for (size_t i = 0; i < n; i++) {
         struct fault_effect one;
         if (!atomic_load_explicit(&in->fault_on[i], memory_order_relaxed) ||
-            !fault_decide(&in->faults[i], 1, inst, scope, &one))
+            !fault_decide(&in->faults[i], 1, inst, scope, now_ms, &one))
             continue;
         fired = 1;
         eff->delay_ms += one.delay_ms;
@@ -554,6 +573,15 @@ static int decide_switched(struct inbound *in, size_t n, int inst, unsigned scop
             eff->retry_after = one.retry_after;
         }
         eff->reset |= one.reset;
+        eff->hang |= one.hang;
+    }
+    int k = population_class(&in->pop, inst); /* the instance's class, a rule of its own */
+    struct fault_effect one;
+    if (k != POP_FAST && fault_decide(&in->pop.rule[k], 1, inst, scope, now_ms, &one)) {
+        fired = 1;
+        eff->delay_ms += one.delay_ms;
+        eff->status = eff->status ? eff->status : one.status;
+        eff->retry_after = eff->retry_after ? eff->retry_after : one.retry_after;
         eff->hang |= one.hang;
     }
     return fired;
@@ -603,6 +631,8 @@ size_t inbound_faults(struct inbound *in, char (*specs)[FAULT_SPEC_MAX], int *on
 static int inbox_faulted(struct inbound *in, int inst)
 {
     size_t n = atomic_load_explicit(&in->n_faults, memory_order_acquire);
+    if (population_class(&in->pop, inst) != POP_FAST)
+        return 1;
     for (size_t i = 0; i < n && inst >= 1; i++)
         if (atomic_load_explicit(&in->fault_on[i], memory_order_relaxed) &&
             (in->faults[i].scope & FAULT_SCOPE_INBOX) && inst >= in->faults[i].first &&
@@ -611,11 +641,49 @@ static int inbox_faulted(struct inbound *in, int inst)
     return 0;
 }
 
+/* An inbox POST to a faulted instance into the attempts record: its delivery (host, path,
+ * body digest), when, and what the crowd answered (eff NULL: passed to the inbox). */
+static void record_attempt(struct inbound *in, const struct server_req *req, int inst,
+                           const struct fault_effect *eff)
+{
+    const char *digest = server_req_header(req, "Digest");
+    if (!digest)
+        digest = server_req_header(req, "Content-Digest");
+    struct attempt at = {
+        .t_ms = (int64_t)((mono_us() - in->t0_us) / 1000),
+        .key = attempts_key(req->host, req->path, digest),
+        .instance = inst,
+        .status = !eff          ? ATTEMPT_PASSED
+                  : eff->hang   ? ATTEMPT_HANG
+                  : eff->reset  ? ATTEMPT_RESET
+                  : eff->status ? eff->status
+                                : ATTEMPT_PASSED, /* only delayed: then answered */
+        .retry_after = eff && eff->status ? (int32_t)eff->retry_after : 0,
+    };
+    attempts_add(in->attempts, &at);
+}
+
+/* When the windowed inbox faults end (the latest until=), 0 when none does. */
+static int64_t faults_end_ms(struct inbound *in)
+{
+    size_t n = atomic_load_explicit(&in->n_faults, memory_order_acquire);
+    int64_t end = 0;
+    for (size_t i = 0; i < n; i++)
+        if ((in->faults[i].scope & FAULT_SCOPE_INBOX) && in->faults[i].until_ms > end)
+            end = in->faults[i].until_ms;
+    return end;
+}
+
+void inbound_flight_hook(void *ctx, int instance, int delta)
+{
+    fanout_inflight(((struct inbound *)ctx)->fanout, instance, delta);
+}
+
 int inbound_fault_hook(void *ctx, const struct server_req *req, struct server_fault *fault)
 {
     struct inbound *in = ctx;
     size_t n = atomic_load_explicit(&in->n_faults, memory_order_acquire);
-    if (!n)
+    if (!n && !in->pop.class_of)
         return 0;
     int inst = req->route.instance;
     if (inst < 1 && req->host)
@@ -624,7 +692,10 @@ int inbound_fault_hook(void *ctx, const struct server_req *req, struct server_fa
         return 0;
     struct fault_effect eff;
     unsigned scope = fault_scope_of(req->method, req->route.kind, req->path);
-    if (!decide_switched(in, n, inst, scope, &eff))
+    int fired = decide_switched(in, n, inst, scope, &eff);
+    if (scope == FAULT_SCOPE_INBOX && inbox_faulted(in, inst))
+        record_attempt(in, req, inst, fired ? &eff : NULL);
+    if (!fired)
         return 0;
     memset(fault, 0, sizeof(*fault));
     fault->delay_ms = eff.delay_ms;
@@ -702,7 +773,7 @@ json_t *inbound_json(struct inbound *in)
     hist_merge(h, in->lag);
     pthread_mutex_unlock(&in->lock);
     set_new(o, "delivery_lag_ms", hist_json(h));
-    if (in->n_faults) { /* by the instance it came to: without an inbox fault, with one */
+    if (in->n_faults || in->pop.class_of) { /* by the instance: without an inbox fault, with */
         static const char *const split[2] = {"delivery_lag_ms_healthy", "delivery_lag_ms_faulted"};
         for (int k = 0; k < 2; k++) {
             hist_reset(h);
@@ -711,7 +782,12 @@ json_t *inbound_json(struct inbound *in)
             pthread_mutex_unlock(&in->lock);
             set_new(o, split[k], hist_json(h));
         }
+        /* every attempt at an inbox a fault covered: the target's retry curve */
+        set_new(o, "retry_curve", attempts_json(in->attempts, faults_end_ms(in)));
     }
+    if (in->pop.class_of)
+        set_new(o, "population", population_json(&in->pop));
+    set_new(o, "fan_out", fanout_json(in->fanout, population_class_names));
     hist_free(h);
     set_new(o, "duplicates", count(in->duplicates));
     set_new(o, "follows_received", count(in->follows_received));

@@ -29,6 +29,7 @@ enum {
     INBOUND_OPT_LOG_DELIVERIES,    /* --log-deliveries */
     INBOUND_OPT_NO_VERIFY,         /* --no-verify: accept unsigned deliveries (counted) */
     INBOUND_OPT_RESOLVE,           /* --resolve HOST:PORT:ADDR for key fetches and Accepts */
+    INBOUND_OPT_POPULATION,        /* --population SPEC: instance classes (population.h) */
 };
 extern const struct option inbound_options[];
 extern const char inbound_options_help[];
@@ -54,8 +55,11 @@ void inbound_free(struct inbound *in, long grace_ms);
 /* Hooks for struct server_hooks (ctx = the inbound). */
 int inbound_inbox_hook(void *ctx, const struct server_req *req, struct wf_doc *out);
 int inbound_fault_hook(void *ctx, const struct server_req *req, struct server_fault *fault);
+/* server_hooks.inbox_flight: an inbox POST began or ended (the fan-out's concurrency). */
+void inbound_flight_hook(void *ctx, int instance, int delta);
 
-#define INBOUND_FAULTS_ADDED 32 /* rules a run may add while it runs */
+#define INBOUND_FAULTS_ADDED 32      /* rules a run may add while it runs */
+#define INBOUND_ATTEMPTS_MAX 1000000 /* delivery attempts to faulted instances recorded */
 /* Switch a fault rule "SEL:KEY=VAL,..." (the --fault language) on or off while the crowd
  * serves (any thread; the hook reads each rule's switch with one atomic load). A rule is
  * the same rule when its spec text is the same: off switches it off, on switches it back

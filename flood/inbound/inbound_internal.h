@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "flood/crowd/fault.h"
+#include "flood/crowd/population.h"
 #include "flood/inbound/inbound.h"
 
 struct inbound_opts {
@@ -16,6 +17,7 @@ struct inbound_opts {
     char **resolve;
     size_t n_resolve;
     int log_deliveries, no_verify;
+    struct population *population; /* --population, NULL without */
 };
 
 #endif

@@ -15,6 +15,7 @@ const struct option inbound_options[] = {
     {"log-deliveries", no_argument, NULL, INBOUND_OPT_LOG_DELIVERIES},
     {"no-verify", no_argument, NULL, INBOUND_OPT_NO_VERIFY},
     {"resolve", required_argument, NULL, INBOUND_OPT_RESOLVE},
+    {"population", required_argument, NULL, INBOUND_OPT_POPULATION},
     {NULL, 0, NULL, 0},
 };
 
@@ -29,10 +30,14 @@ const char inbound_options_help[] =
     "                         get, inbox, all, nodeinfo, or one kind of GET: webfinger,\n"
     "                         actor, key, note, media, link, emoji, avatar, collection\n"
     "                         (flood3:delay=2s,scope=media slows media only; NodeInfo\n"
-    "                         stays healthy unless named)\n"
+    "                         stays healthy unless named); from=30s,until=90s: the fault\n"
+    "                         starts and ends then, counted from the crowd's start\n"
     "  --log-deliveries       one line per inbox delivery on stderr\n"
     "  --no-verify            accept unsigned deliveries (counted as accepted_unverified)\n"
-    "  --resolve HOST:PORT:ADDR  connect there for key fetches and Accepts (as curl does)\n";
+    "  --resolve HOST:PORT:ADDR  connect there for key fetches and Accepts (as curl does)\n"
+    "  --population SPEC      instance classes, shares of the crowd's instances by a seeded\n"
+    "                         shuffle: fast=85,slow=10:1s-4s,error=3[:429],hang=1,gone=1\n"
+    "                         [,seed=N]; each class a fault on every request of its instances\n";
 
 struct inbound_opts *inbound_opts_new(void)
 {
@@ -50,6 +55,7 @@ void inbound_opts_free(struct inbound_opts *o)
     free(o->allow);
     free(o->resolve);
     free(o->faults);
+    free(o->population);
     free(o);
 }
 
@@ -92,6 +98,10 @@ int inbound_opts_set(struct inbound_opts *o, int id, const char *arg, struct flo
         o->faults[o->n_faults++] = r;
         return 0;
     }
+    case INBOUND_OPT_POPULATION:
+        if (!o->population)
+            o->population = flood_xcalloc(1, sizeof(*o->population));
+        return arg ? population_parse(arg, o->population, err) : -1;
     case INBOUND_OPT_LOG_DELIVERIES:
         o->log_deliveries = 1;
         return 0;

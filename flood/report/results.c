@@ -1,5 +1,7 @@
 /* flood/report/results.c: run.json, .hgrm files, summary.md and the final table. */
 #include "flood/report/results.h"
+
+#include "flood/report/report_retry.h"
 #include "flood/report/results_fetches.h"
 
 #include <curl/curl.h>
@@ -514,6 +516,7 @@ static int write_summary(const char *dir, const struct stats *st, const struct r
         fprintf(f, "\n");
         results_dns_line(f, ri->dns, 1);
     }
+    report_retry_summary(f, json_object_get(run, "inbound"));
     return fs_tmp_commit(&tmp, FS_REPLACE, 0, err);
 }
 
@@ -601,6 +604,8 @@ static int write_all(const char *dir, const struct stats *st, struct results_inf
     json_t *sj = json_object();
     if (preset)
         json_object_set_new(sj, "preset", preset);
+    if (ri->inbound) /* its retry curve and fan-out */
+        json_object_set(sj, "inbound", ri->inbound);
     if (!rc)
         rc = write_summary(dir, st, ri, sj, err);
     json_decref(sj);

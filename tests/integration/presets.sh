@@ -21,7 +21,7 @@ fi
 "$FLOOD" presets >"$T_TMP/list" 2>&1
 check $? "flood presets exits 0"
 for p in viral-post follow-storm dead-instances slow-media key-rotation cold-cache \
-    delete-storm retry-herd origin-limit relay; do
+    delete-storm retry-herd origin-limit relay outage-recovery; do
     grep -Eq "^$p +[a-z]" "$T_TMP/list"
     check $? "flood presets lists $p with its line"
 done

@@ -11,6 +11,7 @@ import { Fetcher } from "./lib/fetcher.mjs";
 import { makeFollowups } from "./lib/followup.mjs";
 import { countOutgoing, installRoutes } from "./lib/net.mjs";
 import { makeProcessor } from "./lib/process.mjs";
+import { POLICIES, makeRetry } from "./lib/retry.mjs";
 import { WorkQueue } from "./lib/queue.mjs";
 import { TokenBuckets, originOf } from "./lib/ratelimit.mjs";
 import { PoolStats, Stats } from "./lib/stats.mjs";
@@ -45,6 +46,14 @@ const USAGE = `usage: node server.mjs [options]
   --delivery-timeout-ms MS   abort a delivery (POST) after MS (default: none, undici's 30 s)
   --retry-after-on-429 Y     yes (default) or no: send Retry-After with a 429
   --autopost-ms MS           every local account with followers posts every MS (default 0: off)
+  --retry-policy P           how failed deliveries are retried, as P does: fedify, mastodon,
+                             misskey or gotosocial (default: Fedify's, 5 retries from 1 s)
+  --retry-scale F            multiply the policy's backoff by F (default 1; 0.1 for a short test)
+  --retry-after Y            honour or ignore a 429/503's Retry-After (default: the policy's;
+                             gotosocial honours it, the others ignore it)
+  --retry-after-max-s S      the longest Retry-After honoured (default 10, GoToSocial's cap)
+  --delivery-log FILE        append one JSON line per delivery attempt (time, inbox, digest,
+                             status, Retry-After, error)
   --help                     this text
 `;
 
@@ -78,6 +87,11 @@ function parseArgs(argv) {
         deliveryTimeoutMs: 0,
         retryAfter429: true,
         autopostMs: 0,
+        retryPolicy: null,
+        retryScale: 1,
+        retryAfter: null,
+        retryAfterMaxS: 10,
+        deliveryLog: null,
     };
     const need = (i, name) => {
         if (i + 1 >= argv.length) fail(`${name} needs a value`);
@@ -173,6 +187,26 @@ function parseArgs(argv) {
             }
             case "--autopost-ms":
                 o.autopostMs = int(need(i++, a), a, 0);
+                break;
+            case "--retry-policy":
+                o.retryPolicy = need(i++, a);
+                if (!POLICIES.includes(o.retryPolicy))
+                    fail(`${a}: one of ${POLICIES.join(", ")}, not '${o.retryPolicy}'`);
+                break;
+            case "--retry-scale":
+                o.retryScale = num(need(i++, a), a);
+                break;
+            case "--retry-after": {
+                const v = need(i++, a);
+                if (!["honour", "ignore"].includes(v)) fail(`${a}: honour or ignore, not '${v}'`);
+                o.retryAfter = v === "honour";
+                break;
+            }
+            case "--retry-after-max-s":
+                o.retryAfterMaxS = num(need(i++, a), a);
+                break;
+            case "--delivery-log":
+                o.deliveryLog = need(i++, a);
                 break;
             default:
                 fail(`unknown option '${a}'`);
@@ -304,7 +338,20 @@ async function main() {
         routes.push({ match: (h) => h.endsWith(".test"), host: o.crowd.host, port: o.crowd.port });
     }
     installRoutes(routes);
-    countOutgoing(stats, log, (h) => h === ownHost, { deliveryTimeoutMs: o.deliveryTimeoutMs });
+    const retry =
+        o.retryPolicy || o.retryAfter != null || o.deliveryLog || o.retryScale !== 1
+            ? makeRetry({
+                  policy: o.retryPolicy,
+                  scale: o.retryScale,
+                  honour: o.retryAfter,
+                  maxRetryAfterS: o.retryAfterMaxS,
+                  logFile: o.deliveryLog,
+              })
+            : null;
+    countOutgoing(stats, log, (h) => h === ownHost, {
+        deliveryTimeoutMs: o.deliveryTimeoutMs,
+        onDelivery: retry?.onDelivery,
+    });
 
     let processor = null;
     let followups = null;
@@ -325,6 +372,7 @@ async function main() {
         outboxWorkers: o.outboxWorkers,
         fetchCache: o.fetchCache,
         deliveryQueue: o.deliveryQueue,
+        retry,
     });
 
     /* The follow-up pools, each its own FIFO with its own workers and figures. */
@@ -416,6 +464,7 @@ async function main() {
                 delivery_timeout_ms: o.deliveryTimeoutMs || null,
                 retry_after_on_429: o.retryAfter429,
                 autopost_ms: o.autopostMs || null,
+                retry: retry?.summary() ?? null,
                 origin_burst: o.burst,
                 origin_refill: o.refill,
                 lax: o.lax,
@@ -473,6 +522,7 @@ async function main() {
         if (url.pathname === "/admin/accounts" && req.method === "GET") {
             return send(res, 200, [...store.locals.values()].map(accountJson));
         }
+        if (url.pathname === "/admin/followers" && req.method === "POST") return seedFollowers(res, body);
         if (url.pathname !== "/admin/accounts") return send(res, 404, { error: "not found" });
         if (req.method !== "POST")
             return send(res, 405, { error: "method not allowed" }, { allow: "GET, POST" });
@@ -495,6 +545,47 @@ async function main() {
         a = store.addLocal(username, context.getActorUri(username).href);
         a.keys = await newKeys();
         return send(res, 201, { ...accountJson(a), created: true });
+    }
+
+    /* POST /admin/followers {"username", "followers": [{"uri", "inbox", "sharedInbox"}]}:
+     * remote followers set up at once, as if each had followed and been accepted earlier
+     * (a fan-out test needs a thousand; the follow path itself is follow-storm's). */
+    function seedFollowers(res, body) {
+        let p;
+        try {
+            p = JSON.parse(body.toString("utf8"));
+        } catch {
+            return send(res, 400, { error: "body is not JSON" });
+        }
+        const a = store.locals.get(p?.username);
+        if (!a) return send(res, 404, { error: `no local account '${p?.username}'` });
+        if (!Array.isArray(p.followers)) return send(res, 422, { error: "followers: an array" });
+        let added = 0;
+        for (const f of p.followers) {
+            let uri, inbox, shared;
+            try {
+                uri = new URL(f.uri).href;
+                inbox = new URL(f.inbox).href;
+                shared = f.sharedInbox ? new URL(f.sharedInbox).href : null;
+            } catch {
+                return send(res, 422, { error: "each follower: uri and inbox URLs, sharedInbox optional" });
+            }
+            let r = store.remotes.get(uri);
+            if (!r) {
+                const host = new URL(uri).hostname;
+                const username = uri.split("/").pop();
+                r = { kind: "remote", id: store.newId(), uri, createdAt: new Date(), statuses: 0 };
+                Object.assign(r, { username, acct: `${username}@${host}`, displayName: username });
+                Object.assign(r, { avatar: null, header: null });
+                store.remotes.set(uri, r);
+                store.accounts.set(r.id, r);
+            }
+            r.inbox = inbox;
+            r.sharedInbox = shared;
+            if (!a.followers.has(uri)) added++;
+            a.followers.set(uri, { followId: null });
+        }
+        return send(res, 200, { username: a.username, added, followers: a.followers.size });
     }
 
     /* Answers an inbox POST itself (413, 429) and returns null, or returns Fedify's answer. */

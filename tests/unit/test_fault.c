@@ -184,13 +184,16 @@ static void test_scope_and_decide(void)
     CHECK(parses("all:delay=2s,scope=media", &media), "scope=media parses");
     media.first = 1;
     media.last = 20;
-    CHECK(fault_decide(&media, 1, 3, fault_scope_of("GET", WF_ROUTE_MEDIA, "/m"), &me) &&
+    CHECK(fault_decide(&media, 1, 3, fault_scope_of("GET", WF_ROUTE_MEDIA, "/m"), 0, &me) &&
               me.delay_ms == 2000,
           "scope=media: a media GET is delayed");
-    CHECK(!fault_decide(&media, 1, 3, fault_scope_of("GET", WF_ROUTE_ACTOR, "/users/user1"), &me),
-          "scope=media: an actor GET is not");
-    CHECK(!fault_decide(&media, 1, 3, FAULT_SCOPE_INBOX, &me), "scope=media: an inbox POST is not");
-    CHECK(!fault_decide(&media, 1, 3, FAULT_SCOPE_NODEINFO, &me), "scope=media: NodeInfo is not");
+    CHECK(
+        !fault_decide(&media, 1, 3, fault_scope_of("GET", WF_ROUTE_ACTOR, "/users/user1"), 0, &me),
+        "scope=media: an actor GET is not");
+    CHECK(!fault_decide(&media, 1, 3, FAULT_SCOPE_INBOX, 0, &me),
+          "scope=media: an inbox POST is not");
+    CHECK(!fault_decide(&media, 1, 3, FAULT_SCOPE_NODEINFO, 0, &me),
+          "scope=media: NodeInfo is not");
     CHECK(fault_scope_of("POST", WF_ROUTE_ACTOR, "/users/user1") == FAULT_SCOPE_OTHER,
           "POST to an actor is other");
 
@@ -208,15 +211,15 @@ static void test_scope_and_decide(void)
     CHECK(parses("flood3-flood4:status=503,retry-after=7", &rules[1]) &&
               fault_rule_resolve(&rules[1], &c, &e) == 0,
           "rule 2");
-    CHECK(fault_decide(rules, 2, 3, FAULT_SCOPE_INBOX, &eff) && eff.delay_ms == 100 &&
+    CHECK(fault_decide(rules, 2, 3, FAULT_SCOPE_INBOX, 0, &eff) && eff.delay_ms == 100 &&
               eff.status == 503 && eff.retry_after == 7,
           "both rules apply to an inbox POST on flood3");
-    CHECK(fault_decide(rules, 2, 3, FAULT_SCOPE_GET, &eff) && eff.delay_ms == 0 &&
+    CHECK(fault_decide(rules, 2, 3, FAULT_SCOPE_GET, 0, &eff) && eff.delay_ms == 0 &&
               eff.status == 503,
           "only the status applies to a GET on flood3");
-    CHECK(!fault_decide(rules, 2, 3, FAULT_SCOPE_NODEINFO, &eff),
+    CHECK(!fault_decide(rules, 2, 3, FAULT_SCOPE_NODEINFO, 0, &eff),
           "NodeInfo stays healthy under scope all");
-    CHECK(!fault_decide(rules, 2, 5, FAULT_SCOPE_INBOX, &eff), "flood5 has no fault");
+    CHECK(!fault_decide(rules, 2, 5, FAULT_SCOPE_INBOX, 0, &eff), "flood5 has no fault");
 
     /* the share: 20% of 100,000 draws, within 4 standard deviations (sd = 126.5) */
     struct fault_rule s;
@@ -225,7 +228,7 @@ static void test_scope_and_decide(void)
     fault_seed(42);
     int hits = 0;
     for (int i = 0; i < 100000; i++)
-        hits += fault_decide(&s, 1, 1, FAULT_SCOPE_GET, &eff);
+        hits += fault_decide(&s, 1, 1, FAULT_SCOPE_GET, 0, &eff);
     CHECK(hits > 20000 - 506 && hits < 20000 + 506, "share=20%% fires %d times in 100000", hits);
 
     struct fault_rule j;
@@ -233,7 +236,7 @@ static void test_scope_and_decide(void)
           "jitter rule");
     long lo = 1000000, hi = -1;
     for (int i = 0; i < 10000; i++) {
-        fault_decide(&j, 1, 1, FAULT_SCOPE_GET, &eff);
+        fault_decide(&j, 1, 1, FAULT_SCOPE_GET, 0, &eff);
         lo = eff.delay_ms < lo ? eff.delay_ms : lo;
         hi = eff.delay_ms > hi ? eff.delay_ms : hi;
     }
@@ -241,9 +244,83 @@ static void test_scope_and_decide(void)
           hi);
 }
 
+/* The keys the grammar reads, each with a refused twin whose message names the key and the
+ * forms accepted; and the windows (from=, until=). */
+static void test_grammar_and_windows(void)
+{
+    struct fault_rule r;
+    CHECK(parses("flood3:delay=2m", &r) && r.delay_ms == 120000, "delay=2m (the grammar's units)");
+    CHECK(parses("flood3:delay=250us,jitter=1ms", &r) && r.delay_ms == 0 &&
+              !parses("flood3:delay=0s", &r),
+          "delay=250us rounds to 0 ms; a delay of 0 alone is no effect");
+    CHECK(strstr(refusal("flood3:delay=500"), "fault 'delay': expected a duration") &&
+              strstr(refusal("flood3:delay=500"), "500ms") &&
+              strstr(refusal("flood3:delay=500"), "got '500' in 'flood3:delay=500'"),
+          "delay=500 refused naming the key, the forms and the spec: %s",
+          refusal("flood3:delay=500"));
+    CHECK(strstr(refusal("flood3:jitter=1x"), "fault 'jitter': expected a duration"),
+          "jitter=1x refused naming the key");
+    CHECK(strstr(refusal("flood4:status=200"), "fault 'status': expected a whole number from 400 "
+                                               "to 599"),
+          "status=200 refused with its range: %s", refusal("flood4:status=200"));
+    CHECK(strstr(refusal("flood4:status=503,retry-after=soon"),
+                 "fault 'retry-after': expected a whole number from 0 to 86400"),
+          "retry-after=soon refused with its range");
+    CHECK(parses("flood4:status=429,share=20", &r) && r.share_ppm == 200000,
+          "share=20 is 20%% (a plain number is percent)");
+    CHECK(parses("flood4:status=429,share=0.0001%", &r) && r.share_ppm == 1,
+          "share=0.0001%% is one in a million");
+    CHECK(strstr(refusal("flood4:status=429,share=101%"), "fault 'share': expected a share") &&
+              strstr(refusal("flood4:status=429,share=101%"), "20%"),
+          "share=101%% refused naming the key and the forms: %s",
+          refusal("flood4:status=429,share=101%"));
+    CHECK(strstr(refusal("flood3:hang,scope=medias"), "fault 'scope' (joined with '+'): expected "
+                                                      "one of get, inbox, all"),
+          "scope=medias refused listing the scopes: %s", refusal("flood3:hang,scope=medias"));
+    CHECK(strstr(refusal("flood3:hang,scope=media+"), "got ''"),
+          "scope=media+ refused for its empty item");
+
+    CHECK(parses("flood3:status=503,from=30s,until=90s", &r) && r.from_ms == 30000 &&
+              r.until_ms == 90000,
+          "from=30s,until=90s");
+    CHECK(parses("flood3:hang,from=1.5m", &r) && r.from_ms == 90000 && r.until_ms == 0,
+          "from=1.5m with no end");
+    CHECK(parses("flood3:hang,until=10s", &r) && r.from_ms == 0 && r.until_ms == 10000,
+          "until=10s from the start");
+    CHECK(strstr(refusal("flood3:hang,from=30"), "fault 'from': expected a duration"),
+          "from=30 (no unit) refused naming the key: %s", refusal("flood3:hang,from=30"));
+    CHECK(strstr(refusal("flood3:hang,until=0s"), "fault 'until': expected a duration from 1ms"),
+          "until=0s refused: %s", refusal("flood3:hang,until=0s"));
+    CHECK(strstr(refusal("flood3:hang,from=90s,until=30s"),
+                 "'until' (30000 ms) must come after 'from' (90000 ms)"),
+          "until before from refused: %s", refusal("flood3:hang,from=90s,until=30s"));
+    CHECK(strstr(refusal("flood3:hang,from=8d"), "fault 'from'"), "from=8d refused");
+    CHECK(*refusal("flood3:hang,from=1s,from=2s"), "from given twice refused");
+    CHECK(*refusal("flood3:hang,from"), "from without a value refused");
+
+    struct wf_crowd c = {.instances = 4,
+                         .actors = 1,
+                         .domain_template = "flood%d.test",
+                         .scheme = "http",
+                         .version = "0.1.0"};
+    struct flood_err e = {0};
+    struct fault_effect eff;
+    CHECK(parses("flood2:status=503,retry-after=5,from=10s,until=20s", &r) &&
+              fault_rule_resolve(&r, &c, &e) == 0,
+          "a windowed rule resolves");
+    CHECK(!fault_decide(&r, 1, 2, FAULT_SCOPE_INBOX, 9999, &eff), "not yet at 9.999 s");
+    CHECK(fault_decide(&r, 1, 2, FAULT_SCOPE_INBOX, 10000, &eff) && eff.status == 503 &&
+              eff.retry_after == 5,
+          "active from 10 s");
+    CHECK(fault_decide(&r, 1, 2, FAULT_SCOPE_INBOX, 19999, &eff), "active at 19.999 s");
+    CHECK(!fault_decide(&r, 1, 2, FAULT_SCOPE_INBOX, 20000, &eff), "over at 20 s (until is out)");
+    CHECK(fault_active(&r, 15000) && !fault_active(&r, 25000), "fault_active follows the window");
+}
+
 int main(void)
 {
     test_parse();
+    test_grammar_and_windows();
     test_resolve();
     test_scope_and_decide();
     return check_done();

@@ -63,6 +63,7 @@ export function buildFederation({
     outboxWorkers,
     fetchCache,
     deliveryQueue = "fifo",
+    retry = null,
 }) {
     const memory = new MemoryKvStore();
     const kv = fedifyKv(memory, fetchCache);
@@ -74,10 +75,11 @@ export function buildFederation({
         queue: {
             /* fifo: Fedify's own, one queue for every destination; per-destination: a lane
              * per host (lib/outboxqueue.mjs) */
-            outbox:
+            outbox: (retry ? retry.wrapQueue : (q) => q)(
                 deliveryQueue === "per-destination"
                     ? new PerDestinationQueue(outboxWorkers)
-                    : new ParallelMessageQueue(new InProcessMessageQueue(), outboxWorkers),
+                    : new ParallelMessageQueue(new InProcessMessageQueue(), outboxWorkers)
+            ),
             fanout: new InProcessMessageQueue(),
         },
         manuallyStartQueue: true,
@@ -86,7 +88,8 @@ export function buildFederation({
         allowPrivateAddress: true,
         skipSignatureVerification: lax,
         userAgent: { software: "flood-target/0.1.0" },
-        outboxRetryPolicy: createExponentialBackoffPolicy({
+        /* --retry-policy (lib/retry.mjs); without it Fedify's own, as configured here */
+        outboxRetryPolicy: retry?.policy ?? createExponentialBackoffPolicy({
             maxAttempts: 5,
             initial: { seconds: 1 },
             maxDelay: { seconds: 30 },

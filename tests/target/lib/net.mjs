@@ -36,7 +36,7 @@ export function installRoutes(routes) {
  * GET to a host for which isOwnHost(hostname) is false in stats.fetches, by kind, with the
  * body bytes as they are read (a body nobody reads counts 0 bytes). A GET counts as an
  * error on a transport failure or a status of 400 or more. */
-export function countOutgoing(stats, log, isOwnHost, { deliveryTimeoutMs = 0 } = {}) {
+export function countOutgoing(stats, log, isOwnHost, { deliveryTimeoutMs = 0, onDelivery = null } = {}) {
     const inner = globalThis.fetch;
     globalThis.fetch = async (input, init) => {
         const method = String(
@@ -104,8 +104,15 @@ export function countOutgoing(stats, log, isOwnHost, { deliveryTimeoutMs = 0 } =
             const t = AbortSignal.timeout(deliveryTimeoutMs);
             init = { ...(init ?? {}), signal: init?.signal ? AbortSignal.any([init.signal, t]) : t };
         }
+        /* onDelivery (lib/retry.mjs): every attempt with its answer, for the retry policy's
+         * Retry-After and the delivery log; the body's Digest names the delivery */
+        const digest =
+            input instanceof Request
+                ? (input.headers.get("digest") ?? input.headers.get("content-digest"))
+                : null;
         try {
             const res = await inner(input, init);
+            onDelivery?.({ inbox: target, digest, status: res.status, retryAfter: res.headers.get("retry-after") });
             d.by_status[res.status] = (d.by_status[res.status] ?? 0) + 1;
             if (res.ok) {
                 d.ok++;
@@ -119,6 +126,7 @@ export function countOutgoing(stats, log, isOwnHost, { deliveryTimeoutMs = 0 } =
             d.failed++;
             d.errors++;
             const why = err?.cause?.code ?? err?.message ?? String(err);
+            onDelivery?.({ inbox: target, digest, status: 0, retryAfter: null, error: String(why) });
             d.last_error = `${why} to ${target}`;
             log(`delivery: ${why} to ${target}`);
             throw err;
