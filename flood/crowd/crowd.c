@@ -35,6 +35,7 @@ const struct option crowd_options[] = {
     {"key-type", required_argument, NULL, CROWD_OPT_KEY_TYPE},
     {"tls", no_argument, NULL, CROWD_OPT_TLS},
     {"server-threads", required_argument, NULL, CROWD_OPT_THREADS},
+    {"proxy", required_argument, NULL, CROWD_OPT_PROXY},
     {NULL, 0, NULL, 0},
 };
 
@@ -57,7 +58,11 @@ const char crowd_options_help[] =
     "  --key-type rsa|ed25519  actor keys (ed25519 for RFC 9421 runs; default rsa)\n"
     "  --tls                serve HTTPS with a CA and a leaf naming every instance, made in\n"
     "                       the state folder (the CA's path is printed)\n"
-    "  --server-threads T   server threads (default 4: a key fetch blocks its thread)\n";
+    "  --server-threads T   server threads (default 4: a key fetch blocks its thread)\n"
+    "  --proxy ADDR:PORT    an egress proxy for the target (flood serve, run, capacity):\n"
+    "                       crowd names relayed (http://) or tunnelled (CONNECT) into the\n"
+    "                       crowd, anything else refused with 403 and counted; port 0 picks\n"
+    "                       one, printed as 'proxy listening on http://ADDR:PORT'\n";
 
 void crowd_opts_defaults(struct crowd_opts *o)
 {
@@ -133,6 +138,9 @@ int crowd_opts_set(struct crowd_opts *o, int id, const char *arg, struct flood_e
         return 0;
     case CROWD_OPT_THREADS:
         return parse_int("server-threads", arg, 1, 64, &o->threads, err);
+    case CROWD_OPT_PROXY:
+        o->proxy = arg;
+        return 0;
     }
     flood_err_set(err, FLOOD_EINVAL, "crowd: unknown option id %d", id);
     return -1;
@@ -153,6 +161,11 @@ int crowd_opts_check(const struct crowd_opts *o, struct flood_err *err)
     }
     if (o->tls && o->scheme && strcmp(o->scheme, "https")) {
         flood_err_set(err, FLOOD_EINVAL, "--tls: the crowd's URLs must then be https");
+        return -1;
+    }
+    if (o->proxy && addr_parse_listen(o->proxy, NULL, NULL, err)) {
+        flood_err_set(err, FLOOD_EINVAL,
+                      "--proxy: expected ADDR:PORT (a numeric address), got '%s'", o->proxy);
         return -1;
     }
     return addr_parse_listen(o->listen, NULL, NULL, err);

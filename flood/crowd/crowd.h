@@ -35,6 +35,7 @@ struct crowd_opts {
     int tls;                     /* --tls */
     int threads;                 /* --server-threads, default 1 */
     int quiet;                   /* no progress lines on stderr */
+    const char *proxy;           /* --proxy ADDR:PORT: the egress proxy (crowd/proxy.h), or NULL */
 };
 
 /* key_pool when --key-pool is not given: the layout the state folder was made with, kept in
@@ -66,6 +67,7 @@ enum {
     CROWD_OPT_KEY_TYPE,
     CROWD_OPT_TLS,
     CROWD_OPT_THREADS,
+    CROWD_OPT_PROXY,
 };
 
 /* getopt_long entries of the crowd's options, terminated by a zero entry, and their help. */

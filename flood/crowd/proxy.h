@@ -41,6 +41,7 @@ enum proxy_event_kind {
     PROXY_EV_CONNECT,    /* a tunnel opened to instance */
     PROXY_EV_TUNNEL_END, /* a tunnel closed: instance, bytes_up/down, reason */
     PROXY_EV_INSTANCE,   /* a connection now carries instance (prev: the one it carried) */
+    PROXY_EV_BAD_BODY,   /* a relayed request's chunked body broke its framing: closed */
     PROXY_EV__COUNT
 };
 
@@ -60,6 +61,7 @@ struct proxy_event {
     int prev;          /* INSTANCE: the instance before (0: none), CLOSE: the last one */
     int status;        /* ANSWERED: the crowd's status */
     int idle;          /* CLOSE: closed by the idle timeout */
+    int reused;        /* RELAYED: the connection's previous request was for instance too */
     uint64_t requests; /* CLOSE: requests the connection carried */
     const char *host;  /* REFUSED: the authority as asked ("" for origin-form) */
     size_t host_len;

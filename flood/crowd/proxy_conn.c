@@ -302,8 +302,9 @@ static void pass_body(struct pconn *c)
     } else {
         size_t used = 0;
         int rc = proxy_chunked_feed(&c->req_ck, c->in, n, &used);
-        if (rc < 0) {
-            bad_head(c, PROXY_BAD_FRAMING);
+        if (rc < 0) { /* the crowd has half a request: nothing more can follow on it */
+            pconn_emit_kind(c->p, PROXY_EV_BAD_BODY, c->instance);
+            pconn_close(c, 0, PROXY_TUNNEL_DONE);
             return;
         }
         n = used;
@@ -320,7 +321,7 @@ static void pass_body(struct pconn *c)
  * whole yet. */
 static void take_requests(struct pconn *c)
 {
-    while (c->mode == M_HEAD && !c->no_more && c->in_len) {
+    while (!c->dead && c->mode == M_HEAD && !c->no_more && c->in_len) {
         if (c->req_body != PROXY_BODY_NONE) {
             size_t before = c->in_len;
             pass_body(c);
@@ -360,6 +361,15 @@ static void take_requests(struct pconn *c)
         } else if (is_connect) {
             start_tunnel(c, inst, h.head_len);
             return;
+        } else if (c->p->crowd->opts.tls) {
+            /* the crowd's listener speaks TLS only, and the proxy has no second TLS stack */
+            pconn_emit_kind(c->p, PROXY_EV_FAILED, inst);
+            int close = h.body != PROXY_BODY_NONE || h.close;
+            pconn_owe_local(c, 502, "Bad Gateway",
+                            "proxy: the crowd serves https only: ask for https:// (CONNECT)",
+                            close);
+            if (close)
+                c->no_more = 1;
         } else {
             if (c->up.fd < 0 && up_connect(c)) {
                 pconn_emit_kind(c->p, PROXY_EV_FAILED, inst);
@@ -367,8 +377,10 @@ static void take_requests(struct pconn *c)
                 c->no_more = 1;
                 return;
             }
+            struct proxy_event ev = {
+                .kind = PROXY_EV_RELAYED, .instance = inst, .reused = c->instance == inst};
             set_instance(c, inst);
-            pconn_emit_kind(c->p, PROXY_EV_RELAYED, inst);
+            pconn_emit(c->p, &ev);
             c->up_len += proxy_rewrite(&h, c->in, c->upb + c->up_len, BUF_CAP - c->up_len);
             struct slot *s = q_push(c);
             s->head_req = h.method_len == 4 && !memcmp(h.method, "HEAD", 4);
@@ -515,6 +527,8 @@ void pconn_step(struct pconn *c)
 {
     if (c->mode == M_HEAD) {
         take_requests(c);
+        if (c->dead)
+            return;
         pump_answers(c);
         if (c->up_eof) {
             if (c->resp_in_body || (q_head(c) && !q_head(c)->local)) {

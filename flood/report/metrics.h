@@ -19,6 +19,15 @@
  *   flood_fetches_total{kind}                   counter: GETs the target made of the crowd
  *   flood_fetch_bytes_total{kind}               counter: body bytes the crowd sent for them
  *   flood_fetch_repeats_total{kind}             counter: fetches of a URL already fetched
+ *   flood_egress_requests_total{outcome}        counter: requests through --proxy, by end
+ *                                               (answered, failed, refused, malformed, tunnelled)
+ *   flood_egress_refused_total{reason}          counter: refusals by reason
+ *   flood_egress_refused_host_total{host}       counter: refusals by the host asked
+ *   flood_egress_malformed_total{reason}        counter: bad input by reason
+ *   flood_egress_tunnels_closed_total{end}      counter: CONNECT tunnels ended, by how
+ *   flood_egress_connections_total, flood_egress_open_connections   counter, gauge
+ *   flood_egress_instance_connects_total{instance}, flood_egress_instance_requests_total
+ *   {instance}, flood_egress_instance_connections_total{instance}   per instance used
  *
  * Threads: a scrape runs on the daemon's thread and reads only what the source's snapshot
  * callback copies for it. The sender's struct stats has one writer (its event loop), so
@@ -50,6 +59,7 @@ struct metrics_snapshot {
     struct hist follow_to_accept; /* us */
     int have_fetches;
     uint64_t fetches[FETCH__COUNT], fetch_bytes[FETCH__COUNT], fetch_repeats[FETCH__COUNT];
+    json_t *egress; /* owned (decref'd after the scrape): egress_json(), or NULL */
     int have_steal; /* the host's steal of the CPUs flood may run on (set by the daemon) */
     double steal_s;
     int steal_cpus;
@@ -99,6 +109,9 @@ struct metrics_pub *metrics_pub_new(struct inbound *in, struct probes *pr);
 void metrics_pub_free(struct metrics_pub *p);
 /* Read the crowd's fetch accounting (borrowed, thread-safe, may be NULL) at each scrape. */
 void metrics_pub_set_fetches(struct metrics_pub *p, struct fetches *f);
+/* Read the egress proxy's counts (borrowed, thread-safe, may be NULL) at each scrape. */
+struct egress;
+void metrics_pub_set_egress(struct metrics_pub *p, struct egress *e);
 /* On st's writer thread: copy st's counts and histograms (and in_flight) for scrapes. */
 void metrics_pub_stats(struct metrics_pub *p, const struct stats *st, uint64_t in_flight);
 /* A metrics_source.snapshot over a pub (ctx is the struct metrics_pub). */

@@ -375,6 +375,8 @@ json_t *results_json(const struct stats *st, const struct results_info *ri)
     put(root, "warnings", warnings_json(st, ri));
     if (ri->crowd)
         put(root, "crowd", results_crowd_json(ri->crowd));
+    if (ri->egress)
+        put(root, "egress", egress_json(ri->egress, 0));
     if (ri->fetches) {
         put(root, "fetches", results_fetches_json(st, ri));
         char why[512];
@@ -507,6 +509,12 @@ static int write_summary(const char *dir, const struct stats *st, const struct r
         results_fetches_line(f, st, ri, 1);
         if (results_crowd_unreachable(st, ri, why, sizeof(why)))
             fprintf(f, "\n**crowd unreachable:** %s\n", why);
+    }
+    if (ri->egress) {
+        json_t *ej = egress_json(ri->egress, 0);
+        fprintf(f, "\n");
+        egress_line(f, ej);
+        json_decref(ej);
     }
     return fs_tmp_commit(&tmp, FS_REPLACE, 0, err);
 }
@@ -660,6 +668,11 @@ void results_print_table(FILE *f, const struct stats *st, const struct results_i
                 st->late_sends, st->not_ready, ri->gen->saturated ? "yes" : "no",
                 ri->gen->steal_s * 1000, results_steal_share(ri->gen) * 100);
     results_fetches_line(f, st, ri, 0);
+    if (ri->egress) {
+        json_t *ej = egress_json(ri->egress, 0);
+        egress_line(f, ej);
+        json_decref(ej);
+    }
     json_t *w = warnings_json(st, ri);
     size_t i;
     json_t *v;
