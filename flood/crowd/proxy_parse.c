@@ -202,6 +202,8 @@ static int parse_line(const char *buf, size_t n, struct proxy_head *h, enum prox
         return -1;
     const char *t = buf + ts;
     size_t tn = i - ts;
+    if (memchr(t, '#', tn))
+        return -1; /* a fragment is never sent (RFC 9112 3.2) */
     const char *v = buf + i + 1;
     size_t vn = n - i - 1;
     if (vn != 8 || memcmp(v, "HTTP/1.", 7) != 0 || !is_digit((unsigned char)v[7])) {

@@ -229,4 +229,10 @@ expect_eq "$rc" 2 "--proxy nonsense: usage error (exit 2)"
 grep -q "^flood: serve: --proxy: expected ADDR:PORT" "$T_TMP/bad.err"
 check $? "... naming --proxy and the value" || cat "$T_TMP/bad.err"
 
+"$FLOOD" capacity --inbox http://127.0.0.1:9/inbox --proxy 127.0.0.1:0 >/dev/null 2>"$T_TMP/cap.err"
+rc=$?
+expect_eq "$rc" 2 "flood capacity --proxy with port 0: usage error (each step listens there in turn)"
+grep -q "^flood: capacity: --proxy needs a fixed port" "$T_TMP/cap.err"
+check $? "... saying why" || cat "$T_TMP/cap.err"
+
 done_testing
