@@ -173,7 +173,7 @@ int crowd_opts_check(const struct crowd_opts *o, struct flood_err *err)
 
 int crowd_port_warning(const struct crowd_opts *o, int bound_port, char *buf, size_t size)
 {
-    if (o->public_port)
+    if (o->public_port || o->proxy) /* the proxy takes any port to the listener */
         return 0;
     int https = o->scheme ? !strcmp(o->scheme, "https") : o->tls;
     int url_port = https ? 443 : 80;

@@ -75,6 +75,11 @@ static void sweep(struct proxy *p, int64_t now)
                 pconn_close(c, 0, PROXY_TUNNEL_SILENT);
             continue;
         }
+        if (c->t_linger) {
+            if (now - c->t_linger > PROXY_LINGER_MS)
+                pconn_close(c, 0, PROXY_TUNNEL_DONE);
+            continue;
+        }
         if (c->t_head && !c->no_more && now - c->t_head > PROXY_HEAD_WAIT_S * 1000) {
             struct proxy_event ev = {.kind = PROXY_EV_REQUEST};
             pconn_emit(p, &ev);

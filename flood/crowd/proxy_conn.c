@@ -119,6 +119,18 @@ static void fail_owed(struct pconn *c)
     }
 }
 
+/* The crowd's answers can no longer be told apart: every one owed fails, the proxy's own
+ * are dropped with them, and the connection closes once what is written is out. */
+static void fail_all(struct pconn *c)
+{
+    while (c->q_n) {
+        if (!q_head(c)->local)
+            pconn_emit_kind(c->p, PROXY_EV_FAILED, c->instance);
+        q_pop(c);
+    }
+    c->closing = 1;
+}
+
 /* Move what can go from the crowd's bytes and the owed answers into the client's buffer. */
 static void pump_answers(struct pconn *c)
 {
@@ -137,12 +149,8 @@ static void pump_answers(struct pconn *c)
             if (rc == PROXY_PARSE_MORE)
                 return;
             if (rc == PROXY_PARSE_BAD || c->resp.head_len > down_room(c)) {
-                if (rc == PROXY_PARSE_BAD) { /* not HTTP from our own listener: give up */
-                    pconn_emit_kind(c->p, PROXY_EV_FAILED, c->instance);
-                    q_pop(c);
-                    c->closing = 1;
-                    c->q_n = 0;
-                }
+                if (rc == PROXY_PARSE_BAD) /* not HTTP from our own listener: give up */
+                    fail_all(c);
                 return;
             }
             if (down_put(c, c->uin, c->resp.head_len))
@@ -172,9 +180,8 @@ static void pump_answers(struct pconn *c)
             size_t used = 0;
             int rc = proxy_chunked_feed(&c->resp_ck, c->uin, n, &used);
             if (rc < 0) {
-                pconn_emit_kind(c->p, PROXY_EV_FAILED, c->instance);
-                c->closing = 1;
-                c->q_n = 0;
+                c->resp_in_body = 0;
+                fail_all(c);
                 return;
             }
             n = used;
@@ -567,7 +574,21 @@ void pconn_step(struct pconn *c)
         }
     } else if (down_empty && (c->closing || (c->cl_eof && !c->q_n) ||
                               (c->no_more && !c->q_n && c->req_body == PROXY_BODY_NONE))) {
-        pconn_close(c, 0, PROXY_TUNNEL_DONE);
+        if (c->cl_eof) {
+            pconn_close(c, 0, PROXY_TUNNEL_DONE);
+            return;
+        }
+        /* A lingering close (as nginx's lingering_close): the answer is out and the write
+         * side shut; what the client still sends is read and dropped until it closes or
+         * PROXY_LINGER_MS pass, since a close with unread bytes would send a reset that
+         * can destroy the answer before the client reads it. */
+        if (!c->t_linger) {
+            shutdown(c->cl.fd, SHUT_WR);
+            c->t_linger = pconn_now_ms();
+            c->no_more = 1;
+        }
+        watch(c, &c->cl, EPOLLIN);
+        watch(c, &c->up, 0);
         return;
     }
     unsigned cm = 0, um = 0;
@@ -604,6 +625,8 @@ void pconn_on_client(struct pconn *c, unsigned events)
             }
         } else {
             rc = read_into(c->cl.fd, c->in, &c->in_len, IN_CAP);
+            if (c->t_linger)
+                c->in_len = 0; /* lingering: dropped */
         }
         if (rc < 0) {
             pconn_close(c, 0, PROXY_TUNNEL_ERROR);

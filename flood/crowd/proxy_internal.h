@@ -8,9 +8,10 @@
 
 #include "flood/crowd/proxy.h"
 
-#define BUF_CAP   (64 * 1024)
-#define IN_CAP    (PROXY_HEAD_MAX + 16 * 1024)
-#define QUEUE_MAX 64 /* answers owed on one connection; reading stops while it is full */
+#define BUF_CAP         (64 * 1024)
+#define IN_CAP          (PROXY_HEAD_MAX + 16 * 1024)
+#define PROXY_LINGER_MS 2000 /* what a client sends after a closing answer is read this long */
+#define QUEUE_MAX       64   /* answers owed on one connection; reading stops while it is full */
 
 enum mode { M_HEAD = 0, M_TUNNEL };
 
@@ -54,6 +55,7 @@ struct pconn {
     uint64_t resp_left;
     struct proxy_chunked resp_ck;
     int cl_eof, up_eof, cl_shut, up_shut;
+    int64_t t_linger; /* when the write side was shut after a closing answer (0: not yet) */
     int closing;      /* no more reading: close once down is written */
     int no_more;      /* a bad head or a refused body: read nothing after it */
     int64_t t_head;   /* when the unfinished head's first byte came (0: none) */

@@ -207,13 +207,14 @@ done
 check $? "flood run --proxy prints the proxy's port ($RP)" || cat "$RUN_ERR"
 expect_eq "$(code -x "http://127.0.0.1:$RP" http://canary.example/leak)" 403 "during the run: the canary refused"
 expect_eq "$(code -x "http://127.0.0.1:$RP" http://198.51.100.7/)" 403 "during the run: an address refused"
-expect_eq "$(code -H "$ACCEPT" -x "http://127.0.0.1:$RP" http://flood2.test/users/user3)" 200 "during the run: a crowd actor relayed"
+expect_eq "$(curl -s -o /dev/null -o /dev/null -w '%{http_code} ' -H "$ACCEPT" -x "http://127.0.0.1:$RP" http://flood2.test/users/user3 http://flood2.test/users/user1)" "200 200 " "during the run: two actors of flood2.test relayed on one connection"
 wait "$RUN_PID"
 RUN_RC=$?
 expect_eq "$RUN_RC" 0 "the run exits 0"
 expect_eq "$(jget '.egress.refused_by_host["canary.example"].requests')" 1 "run.json: egress.refused_by_host has the canary"
 expect_eq "$(jget '.egress.refused_by_reason.address')" 1 "run.json: one refused as an address"
-expect_eq "$(jget '.egress.answered')/$(jget '.egress.instances["flood2.test"].requests')" 1/1 "run.json: one answered, for flood2.test"
+expect_eq "$(jget '.egress.answered')/$(jget '.egress.instances["flood2.test"] | "\(.requests) \(.connections) \(.reused) \(.open)"')" "2/2 1 1 0" \
+    "run.json: two answered, for flood2.test: 2 requests on 1 connection, 1 reused, none open at the end"
 expect_eq "$(jget '.egress.conservation.ok')" true "run.json: egress conserved"
 expect_eq "$(jget '.config.crowd.proxy')" 127.0.0.1:0 "run.json's config records --proxy"
 grep -q '^egress: proxy 127.0.0.1:' "$RUN_DIR/summary.md"
