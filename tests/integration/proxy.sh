@@ -111,6 +111,29 @@ check $? "all $N answers through the proxy byte-equal to the direct ones"
 grep -q '"id":"http://flood1000.test/users/user1"' "$T_TMP/px/1000"
 check $? "each answer is its own instance's actor (flood1000.test's)"
 
+# a 5 MB image (the answer outruns every buffer: back-pressure), and POSTs with a body by
+# Content-Length and chunked (curl sends "Expect: 100-continue" beyond 1 KiB): the same
+# bytes as direct
+U=http://flood4.test/media/7-640x480-5000000.png
+curl -s -o "$T_TMP/media.px" -x "http://127.0.0.1:$P" "$U"
+curl -s -o "$T_TMP/media.direct" --connect-to "::127.0.0.1:$L" "$U"
+cmp -s "$T_TMP/media.px" "$T_TMP/media.direct" && [ "$(wc -c <"$T_TMP/media.px")" = 5000000 ]
+check $? "a 5 MB image through the proxy: byte-equal to direct"
+head -c 3000 /dev/urandom | base64 >"$T_TMP/body"
+post() { # CURL-ARGS...: the answer's head and body without its Date
+    curl -s -i --data-binary @"$T_TMP/body" -H 'Content-Type: application/activity+json' "$@" \
+        http://flood1.test/inbox | grep -v '^Date:'
+}
+post -x "http://127.0.0.1:$P" >"$T_TMP/post.px"
+post --connect-to "::127.0.0.1:$L" >"$T_TMP/post.direct"
+cmp -s "$T_TMP/post.px" "$T_TMP/post.direct" && grep -q '^HTTP/1.1 401' "$T_TMP/post.px"
+check $? "a 4 KB POST to an inbox (Content-Length): the crowd's own answer (401: unsigned), same as direct"
+post -H 'Transfer-Encoding: chunked' -x "http://127.0.0.1:$P" >"$T_TMP/post.px"
+post -H 'Transfer-Encoding: chunked' --connect-to "::127.0.0.1:$L" >"$T_TMP/post.direct"
+cmp -s "$T_TMP/post.px" "$T_TMP/post.direct" && grep -q '^HTTP/1.1 401' "$T_TMP/post.px"
+check $? "the same POST chunked: the same answer as direct"
+expect_eq "$(curl -s -o /dev/null -w '%{http_code}' --data-binary @"$T_TMP/body" -x "http://127.0.0.1:$P" http://leak.example/inbox)" 403 "a POST with a body to a name outside the crowd: 403"
+
 # ---- 2. refusals: the canary, an address, the proxy's own port, the proxy itself ----------
 code() { curl -s -o /dev/null -w '%{http_code}' "$@"; }
 expect_eq "$(code -x "http://127.0.0.1:$P" http://canary.example/leak)" 403 "the canary (a name outside the crowd) refused 403"
@@ -145,7 +168,7 @@ good "the proxy still serves after all of them"
 sleep 0.3
 scrape "$M" "$T_TMP/m1"
 r() { metric "$T_TMP/m1" "$1"; }
-expect_eq "$(r 'flood_egress_refused_total{reason="not_crowd"}')" 4 "metrics: 4 refused as not the crowd's (canary, one past, CONNECT canary, the pipelined one)"
+expect_eq "$(r 'flood_egress_refused_total{reason="not_crowd"}')" 5 "metrics: 5 refused as not the crowd's (leak.example, canary, one past, CONNECT canary, the pipelined one)"
 expect_eq "$(r 'flood_egress_refused_total{reason="address"}')" 1 "metrics: 1 refused as an address"
 expect_eq "$(r 'flood_egress_refused_total{reason="self"}')" 1 "metrics: 1 refused as the proxy's own port"
 expect_eq "$(r 'flood_egress_refused_total{reason="origin"}')" 1 "metrics: 1 refused as origin-form"
@@ -155,7 +178,7 @@ expect_eq "$(r 'flood_egress_malformed_total{reason="line"}')/$(r 'flood_egress_
     1/1/1/1 "metrics: malformed by reason: line 1, too_large 1, version 1, timeout 1"
 expect_eq "$(r 'flood_egress_tunnels_closed_total{end="silent"}')/$(r 'flood_egress_tunnels_closed_total{end="half_close"}')" 1/1 "metrics: tunnels closed silent 1, half_close 1"
 ANS=$(r 'flood_egress_requests_total{outcome="answered"}')
-expect_eq "$ANS" $((N + 7)) "metrics: answered $((N + 7)) ($N, 3 good, 3 pipelined, the half-closed one)"
+expect_eq "$ANS" $((N + 10)) "metrics: answered $((N + 10)) ($N, the image, 2 POSTs, 3 good, 3 pipelined, the half-closed one)"
 SUM=$(($(r 'flood_egress_requests_total{outcome="answered"}') + $(r 'flood_egress_requests_total{outcome="failed"}') + $(r 'flood_egress_requests_total{outcome="refused"}') + $(r 'flood_egress_requests_total{outcome="malformed"}') + $(r 'flood_egress_requests_total{outcome="tunnelled"}')))
 expect_eq "$(r 'flood_egress_instance_connects_total{instance="flood3.test"}')" 1 "metrics: flood3.test's CONNECT counted by instance"
 stop_pid "$SERVE_PID"
