@@ -258,5 +258,8 @@ rc=$?
 expect_eq "$rc" 2 "flood capacity --proxy with port 0: usage error (each step listens there in turn)"
 grep -q "^flood: capacity: --proxy needs a fixed port" "$T_TMP/cap.err"
 check $? "... saying why" || cat "$T_TMP/cap.err"
+"$FLOOD" fetch --proxy 127.0.0.1:0 --state "$TEST_STATE" http://127.0.0.1:9/x >/dev/null 2>"$T_TMP/fetch.err"
+rc=$?
+expect_eq "$rc/$(grep -c -- '--proxy: only flood serve, run and capacity take it' "$T_TMP/fetch.err")" 2/1 "flood fetch --proxy: a usage error saying which commands take it"
 
 done_testing
