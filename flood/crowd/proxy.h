@@ -48,7 +48,7 @@ enum proxy_event_kind {
 /* Why a tunnel ended. */
 enum proxy_tunnel_end {
     PROXY_TUNNEL_DONE = 0, /* both sides closed */
-    PROXY_TUNNEL_HALF,     /* one side half-closed first, the other finished after */
+    PROXY_TUNNEL_HALF,     /* one side ended first, the other still sent after it */
     PROXY_TUNNEL_SILENT,   /* no byte from the client within PROXY_TLS_WAIT_S */
     PROXY_TUNNEL_NOT_TLS,  /* the crowd serves TLS, the client's first byte is no handshake */
     PROXY_TUNNEL_ERROR,    /* a reset or the proxy stopping */

@@ -536,7 +536,17 @@ void pconn_step(struct pconn *c)
         take_requests(c);
         if (c->dead)
             return;
+        int owed = c->q_n;
         pump_answers(c);
+        /* answers gone out may unblock what waits in `in` (a CONNECT behind them, a full
+         * queue): no read event may come for it */
+        if (c->q_n < owed && c->in_len && !c->no_more) {
+            take_requests(c);
+            if (c->dead)
+                return;
+            if (c->mode == M_HEAD)
+                pump_answers(c);
+        }
         if (c->up_eof) {
             if (c->resp_in_body || (q_head(c) && !q_head(c)->local)) {
                 if (c->resp_in_body) { /* cut inside an answer: the client cannot be told */
@@ -569,7 +579,7 @@ void pconn_step(struct pconn *c)
             c->cl_shut = 1;
         }
         if (c->cl_shut && c->up_shut) {
-            pconn_close(c, 0, c->cl_eof && c->up_eof ? PROXY_TUNNEL_HALF : PROXY_TUNNEL_DONE);
+            pconn_close(c, 0, c->half_used ? PROXY_TUNNEL_HALF : PROXY_TUNNEL_DONE);
             return;
         }
     } else if (down_empty && (c->closing || (c->cl_eof && !c->q_n) ||
@@ -616,6 +626,8 @@ void pconn_on_client(struct pconn *c, unsigned events)
         if (c->mode == M_TUNNEL) {
             size_t before = c->up_len;
             rc = read_into(c->cl.fd, c->upb, &c->up_len, BUF_CAP);
+            if (c->up_len > before && c->up_eof)
+                c->half_used = 1; /* the client still sends after the crowd's end */
             if (c->up_len > before && c->t_tunnel) {
                 c->t_tunnel = 0;
                 if (c->p->crowd->opts.tls && (unsigned char)c->upb[before] != 0x16) {
@@ -654,8 +666,7 @@ void pconn_on_upstream(struct pconn *c, unsigned events)
         getsockopt(c->up.fd, SOL_SOCKET, SO_ERROR, &e, &el);
         if (e || (events & EPOLLERR)) {
             up_drop(c);
-            if (c->mode == M_TUNNEL) {
-                pconn_emit_kind(c->p, PROXY_EV_FAILED, c->instance);
+            if (c->mode == M_TUNNEL) { /* counted tunnelled already: the tunnel ends in error */
                 pconn_close(c, 0, PROXY_TUNNEL_ERROR);
                 return;
             }
@@ -666,8 +677,11 @@ void pconn_on_upstream(struct pconn *c, unsigned events)
         c->connecting = 0;
     }
     if (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
+        size_t before = c->down_len;
         int rc = c->mode == M_TUNNEL ? read_into(c->up.fd, c->down, &c->down_len, BUF_CAP)
                                      : read_into(c->up.fd, c->uin, &c->uin_len, BUF_CAP);
+        if (c->mode == M_TUNNEL && c->down_len > before && c->cl_eof)
+            c->half_used = 1; /* the crowd still answers after the client's end */
         if (rc < 0 && c->mode == M_TUNNEL) {
             pconn_close(c, 0, PROXY_TUNNEL_ERROR);
             return;

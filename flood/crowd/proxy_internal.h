@@ -55,6 +55,7 @@ struct pconn {
     uint64_t resp_left;
     struct proxy_chunked resp_ck;
     int cl_eof, up_eof, cl_shut, up_shut;
+    int half_used;    /* a tunnel carried bytes one way after the other way's end */
     int64_t t_linger; /* when the write side was shut after a closing answer (0: not yet) */
     int closing;      /* no more reading: close once down is written */
     int no_more;      /* a bad head or a refused body: read nothing after it */

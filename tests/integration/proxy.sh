@@ -71,6 +71,10 @@ elif case == "halfplain":
     s.sendall(b"GET http://flood4.test/users/user2 HTTP/1.1\r\n"
               b"Accept: application/activity+json\r\n\r\n")
     s.shutdown(socket.SHUT_WR)
+elif case == "connectafter":
+    s.sendall(b"GET http://flood5.test/.well-known/nodeinfo HTTP/1.1\r\n\r\n"
+              b"CONNECT flood6.test:80 HTTP/1.1\r\n\r\n"
+              b"GET /.well-known/nodeinfo HTTP/1.1\r\nHost: flood6.test\r\nConnection: close\r\n\r\n")
 elif case == "pipeline":
     s.sendall(b"GET http://flood5.test/users/user1 HTTP/1.1\r\nAccept: application/activity+json\r\n\r\n"
               b"GET http://evil.example/ HTTP/1.1\r\n\r\n"
@@ -155,6 +159,7 @@ SLOW=$!
 raw "$P" silent >"$T_TMP/silent" &
 SILENT=$!
 expect_eq "$(raw "$P" pipeline | cut -d' ' -f1-5)" "200 403 200 200 closed" "pipelined: actor, canary, HEAD, close: answered in order"
+expect_eq "$(raw "$P" connectafter | cut -d' ' -f1-4)" "200 200 200 closed" "a CONNECT pipelined behind a GET: tunnelled once the GET is answered"
 expect_eq "$(raw "$P" halftunnel 2>"$T_TMP/halftunnel.body" | cut -d' ' -f1-3)" "200 200 closed" "CONNECT to the plain crowd then a half-close: the answer comes whole, then the close"
 grep -q '"id":"http://flood3.test/users/user1"' "$T_TMP/halftunnel.body"
 check $? "the half-closed tunnel's answer is flood3.test's actor"
@@ -178,7 +183,7 @@ expect_eq "$(r 'flood_egress_malformed_total{reason="line"}')/$(r 'flood_egress_
     1/1/1/1 "metrics: malformed by reason: line 1, too_large 1, version 1, timeout 1"
 expect_eq "$(r 'flood_egress_tunnels_closed_total{end="silent"}')/$(r 'flood_egress_tunnels_closed_total{end="half_close"}')" 1/1 "metrics: tunnels closed silent 1, half_close 1"
 ANS=$(r 'flood_egress_requests_total{outcome="answered"}')
-expect_eq "$ANS" $((N + 10)) "metrics: answered $((N + 10)) ($N, the image, 2 POSTs, 3 good, 3 pipelined, the half-closed one)"
+expect_eq "$ANS" $((N + 11)) "metrics: answered $((N + 11)) ($N, the image, 2 POSTs, 3 good, 3 pipelined, 1 before a CONNECT, the half-closed one)"
 SUM=$(($(r 'flood_egress_requests_total{outcome="answered"}') + $(r 'flood_egress_requests_total{outcome="failed"}') + $(r 'flood_egress_requests_total{outcome="refused"}') + $(r 'flood_egress_requests_total{outcome="malformed"}') + $(r 'flood_egress_requests_total{outcome="tunnelled"}')))
 expect_eq "$(r 'flood_egress_instance_connects_total{instance="flood3.test"}')" 1 "metrics: flood3.test's CONNECT counted by instance"
 stop_pid "$SERVE_PID"
