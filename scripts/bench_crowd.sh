@@ -2,7 +2,10 @@
 # The crowd's serving speed and memory.
 # 1. Actor document GETs per second: flood serve against nginx serving the same bytes from
 #    a file, both pinned to CPU 0, wrk pinned to CPU 1, alternated in the same run; the
-#    ratio flood/nginx is printed (aim: at least 0.8).
+#    ratio flood/nginx is printed (aim: at least 0.8). The same GETs through flood's egress
+#    proxy (--proxy, absolute-form "GET http://flood1.test/users/user1", relayed to the
+#    crowd's listener by a thread of the same process on the same CPU), alternated with
+#    them: the ratio proxy/direct is printed on the same line.
 # 2. The same over https: flood serve --tls against nginx with flood's own certificate and
 #    key from the state folder, TLS 1.3 on both and no session resumption on either (flood
 #    issues no tickets; nginx is told to issue none, as wrk would resume one). Two cases:
@@ -42,10 +45,15 @@ wait_port() { # LOGFILE -> port
 }
 
 # --- 1. flood vs nginx ---------------------------------------------------------------
-$pin_server "$FLOOD" serve --listen 127.0.0.1:0 --state "$state" --server-threads 1 --quiet >"$tmp/flood.log" 2>&1 &
+$pin_server "$FLOOD" serve --listen 127.0.0.1:0 --state "$state" --server-threads 1 --quiet \
+    --proxy 127.0.0.1:0 >"$tmp/flood.log" 2>&1 &
 fpid=$!
 pids="$pids $fpid"
 fport=$(wait_port "$tmp/flood.log") || { echo "bench: flood serve did not start"; cat "$tmp/flood.log"; exit 1; }
+pport=$(sed -n 's/^proxy listening on http:\/\/[^ ]*:\([0-9]*\)$/\1/p' "$tmp/flood.log" | head -1)
+[ -n "$pport" ] || { echo "bench: flood serve printed no proxy port"; cat "$tmp/flood.log"; exit 1; }
+# wrk's request in absolute-form, as a target sends it to its proxy
+printf 'wrk.path = "http://flood1.test/users/user1"\n' >"$tmp/proxy.lua"
 AP='Accept: application/activity+json'
 mkdir -p "$tmp/www/users"
 curl -sf -H 'Host: flood1.test' -H "$AP" "http://127.0.0.1:$fport/users/user1" >"$tmp/www/users/user1" ||
@@ -85,16 +93,25 @@ rps() { # URL -> requests/s
     $pin_client wrk -t1 -c"$CONNS" -d"${SECS}s" -H 'Host: flood1.test' -H "$AP" "$1" 2>&1 |
         awk '/Requests\/sec/ {print $2}'
 }
-best_f=0 best_n=0
+cmp -s <(curl -s -x "http://127.0.0.1:$pport" -H "$AP" http://flood1.test/users/user1) "$tmp/www/users/user1" ||
+    { echo "bench: the proxy does not relay the same bytes"; exit 1; }
+rps_proxy() { # -> requests/s through the proxy
+    $pin_client wrk -t1 -c"$CONNS" -d"${SECS}s" -s "$tmp/proxy.lua" -H "$AP" \
+        "http://127.0.0.1:$pport/" 2>&1 | awk '/Requests\/sec/ {print $2}'
+}
+best_f=0 best_n=0 best_p=0
 for r in $(seq 1 "$ROUNDS"); do
     f=$(rps "http://127.0.0.1:$fport/users/user1")
+    p=$(rps_proxy)
     n=$(rps "http://127.0.0.1:$nport/users/user1")
-    echo "round $r: flood $f req/s, nginx $n req/s"
+    echo "round $r: flood $f req/s, through --proxy $p req/s, nginx $n req/s"
     best_f=$(echo "$f $best_f" | awk '{print ($1>$2)?$1:$2}')
+    best_p=$(echo "$p $best_p" | awk '{print ($1>$2)?$1:$2}')
     best_n=$(echo "$n $best_n" | awk '{print ($1>$2)?$1:$2}')
 done
 ratio=$(echo "$best_f $best_n" | awk '{printf "%.2f", ($2>0)?$1/$2:0}')
-echo "actor GET ($bytes bytes, $CONNS connections, best of $ROUNDS x ${SECS}s): flood $best_f/s, nginx $best_n/s, ratio $ratio (aim >= 0.8)"
+pratio=$(echo "$best_p $best_f" | awk '{printf "%.2f", ($2>0)?$1/$2:0}')
+echo "actor GET ($bytes bytes, $CONNS connections, best of $ROUNDS x ${SECS}s): flood $best_f/s, nginx $best_n/s, ratio $ratio (aim >= 0.8); through --proxy $best_p/s, proxy/direct $pratio"
 kill "$fpid" "$npid"; wait "$fpid" "$npid" 2>/dev/null
 pids=""
 

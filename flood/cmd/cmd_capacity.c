@@ -582,6 +582,12 @@ static int check_pass(const struct cap_opts *o, const char **dashboard)
                         "run serves the page there in turn)\n");
         rc = 2;
     }
+    const char *pport = rc == 0 && co.proxy ? strrchr(co.proxy, ':') : NULL;
+    if (pport && atoi(pport + 1) == 0) {
+        fprintf(stderr, "flood: capacity: --proxy needs a fixed port, not 0 (the target is "
+                        "pointed at it once; each step's run listens there in turn)\n");
+        rc = 2;
+    }
     run_opts_free(&ro);
     inbound_opts_free(io);
     return rc ? 2 : 0;

@@ -277,6 +277,10 @@ int cmd_check(int argc, char **argv)
         fprintf(stderr, "flood: check: %s\n", err.msg);
         rc = 2;
     }
+    if (!rc && co.proxy) { /* the egress proxy stands beside a crowd a target uses for long */
+        fprintf(stderr, "flood: check: --proxy: only flood serve, run and capacity take it\n");
+        rc = 2;
+    }
     char *token = NULL;
     if (!rc && a.token_file && !(token = read_token(a.token_file)))
         rc = 2;

@@ -247,6 +247,10 @@ int cmd_fetch(int argc, char **argv)
         fprintf(stderr, "flood: fetch: %s\n", err.msg);
         rc = 2;
     }
+    if (!rc && co.proxy) { /* the egress proxy stands beside a crowd a target uses for long */
+        fprintf(stderr, "flood: fetch: --proxy: only flood serve, run and capacity take it\n");
+        rc = 2;
+    }
     if (!rc && (a.instance > co.instances || a.actor > co.actors)) {
         fprintf(stderr, "flood: fetch: --as %d/%d: the crowd has %d instances of %d actors\n",
                 a.instance, a.actor, co.instances, co.actors);

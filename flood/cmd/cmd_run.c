@@ -26,8 +26,10 @@
 #include "flood/crowd/crowd.h"
 #include "flood/crowd/dns.h"
 #include "flood/dash/dash.h"
+#include "flood/crowd/proxy.h"
 #include "flood/crowd/server.h"
 #include "flood/inbound/inbound.h"
+#include "flood/measure/egress.h"
 #include "flood/measure/fetches.h"
 #include "flood/measure/probes.h"
 #include "flood/measure/stats.h"
@@ -249,6 +251,8 @@ struct run {
     struct probes *probes;
     struct fetches *fetches; /* what the target fetched back */
     struct server *srv;
+    struct proxy *proxy;          /* --proxy: the target's egress proxy */
+    struct egress *egress;        /* its counts */
     unsigned long long crowd_cut; /* TLS answers cut when the results were made */
     struct hook_ctx hctx;
     struct persona *personas;
@@ -326,6 +330,17 @@ static int run_crowd(struct run *r, struct flood_err *err)
     char warn[512];
     if (crowd_port_warning(&r->co, server_port(r->srv), warn, sizeof(warn)))
         fprintf(stderr, "flood: run: %s\n", warn);
+    if (r->co.proxy) {
+        r->egress = egress_new(&r->crowd->wf);
+        struct proxy_hooks ph = {.ctx = r->egress, .event = egress_record};
+        RUN_BLOCKED(r, r->proxy =
+                           proxy_start(r->crowd, r->co.proxy, server_address(r->srv), &ph, err));
+        if (!r->proxy)
+            return -1;
+        egress_set_address(r->egress, proxy_address(r->proxy));
+        if (!r->ro.quiet)
+            fprintf(stderr, "flood: run: proxy listening on http://%s\n", proxy_address(r->proxy));
+    }
     return 0;
 }
 
@@ -439,6 +454,7 @@ static int run_prepare(struct run *r, struct flood_err *err)
         r->mpub = metrics_pub_new(r->in, r->probes);
         metrics_pub_set_fetches(r->mpub, r->fetches);
         metrics_pub_set_dns(r->mpub, server_dns(r->srv));
+        metrics_pub_set_egress(r->mpub, r->egress);
         struct metrics_source msrc = {.snapshot = metrics_pub_snapshot, .ctx = r->mpub};
         RUN_BLOCKED(r, r->mtr = metrics_start(ro->metrics, &msrc, err));
         if (!r->mtr)
@@ -629,6 +645,7 @@ static int run_results(struct run *r)
                               .expect_out = stdout,
                               .steer = r->steer,
                               .fetches = r->fetches,
+                              .egress = r->egress,
                               .preset = ro->preset_j};
     results_print_table(stdout, r->st, &ri);
     char line[256];
@@ -675,6 +692,8 @@ static void run_free(struct run *r)
     dash_stop(r->dash); /* before the inbound side its fault switches reach */
     sender_free(r->sender);
     signer_free(r->signer);
+    proxy_stop(r->proxy);
+    egress_free(r->egress);
     if (r->srv) {
         struct server_stats st;
         server_get_stats(r->srv, &st);

@@ -14,6 +14,8 @@
 #include "flood/crowd/dns.h"
 #include "flood/dash/dash.h"
 #include "flood/inbound/inbound.h"
+#include "flood/crowd/proxy.h"
+#include "flood/measure/egress.h"
 #include "flood/measure/fetches.h"
 #include "flood/report/metrics.h"
 #include "flood/report/results_fetches.h"
@@ -253,6 +255,8 @@ int cmd_serve(int argc, char **argv)
     struct dash *dash = NULL;
     struct dash_crowd *dc = NULL;
     struct serve_ctx sctx = {.fetches = fetches_new()};
+    struct proxy *px = NULL;
+    struct egress *eg = NULL;
     if (!crowd)
         goto fail;
     in = inbound_new(crowd, io, NULL, &err);
@@ -265,10 +269,18 @@ int cmd_serve(int argc, char **argv)
     srv = server_start(crowd, &hooks, &err);
     if (!srv)
         goto fail;
+    if (co.proxy) {
+        eg = egress_new(&crowd->wf);
+        struct proxy_hooks ph = {.ctx = eg, .event = egress_record};
+        if (!(px = proxy_start(crowd, co.proxy, server_address(srv), &ph, &err)))
+            goto fail;
+        egress_set_address(eg, proxy_address(px));
+    }
     if (serve_metrics) {
         mpub = metrics_pub_new(in, NULL);
         metrics_pub_set_fetches(mpub, sctx.fetches);
         metrics_pub_set_dns(mpub, server_dns(srv));
+        metrics_pub_set_egress(mpub, eg);
         struct metrics_source msrc = {.snapshot = metrics_pub_snapshot, .ctx = mpub};
         mtr = metrics_start(serve_metrics, &msrc, &err);
         if (!mtr)
@@ -278,6 +290,8 @@ int cmd_serve(int argc, char **argv)
     if (serve_dashboard && !(dash = serve_dash_start(&co, in, sctx.fetches, srv, &dc, &err)))
         goto fail;
     printf("listening on %s://%s\n", co.tls ? "https" : "http", server_address(srv));
+    if (px)
+        printf("proxy listening on http://%s\n", proxy_address(px));
     char warn[512];
     if (crowd_port_warning(&co, server_port(srv), warn, sizeof(warn)))
         fprintf(stderr, "flood: serve: %s\n", warn);
@@ -298,10 +312,17 @@ int cmd_serve(int argc, char **argv)
     dash_crowd_free(dc);
     metrics_stop(mtr);
     metrics_pub_free(mpub);
+    proxy_stop(px);
     server_stop(srv);
     inbound_free(in, 2000);
     if (!serve_quiet)
         print_fetches(sctx.fetches);
+    if (eg) {
+        json_t *ej = egress_json(eg, 1);
+        egress_line(stderr, ej);
+        json_decref(ej);
+        egress_free(eg);
+    }
     fetches_free(sctx.fetches);
     if (!serve_quiet)
         fprintf(stderr,
@@ -326,6 +347,8 @@ fail:
     dash_crowd_free(dc);
     metrics_stop(mtr);
     metrics_pub_free(mpub);
+    proxy_stop(px);
+    egress_free(eg);
     server_stop(srv);
     if (in)
         inbound_free(in, 0);

@@ -807,6 +807,7 @@ json_t *run_opts_config_json(const struct run_opts *ro, const struct crowd_opts 
     json_object_set_new(cj, "tls", json_boolean(co->tls));
     json_object_set_new(cj, "server_threads", json_integer(co->threads));
     json_object_set_new(cj, "dns", co->dns ? json_string(co->dns) : json_null());
+    json_object_set_new(cj, "proxy", co->proxy ? json_string(co->proxy) : json_null());
     json_object_set_new(c, "crowd", cj);
     json_object_set_new(c, "inbound_args", json_incref(ro->inbound_args));
     json_t *ex = json_array();

@@ -37,6 +37,7 @@ const struct option crowd_options[] = {
     {"tls", no_argument, NULL, CROWD_OPT_TLS},
     {"server-threads", required_argument, NULL, CROWD_OPT_THREADS},
     {"dns", required_argument, NULL, CROWD_OPT_DNS},
+    {"proxy", required_argument, NULL, CROWD_OPT_PROXY},
     {NULL, 0, NULL, 0},
 };
 
@@ -63,7 +64,11 @@ const char crowd_options_help[] =
     "  --server-threads T   server threads (default 4: a key fetch blocks its thread)\n"
     "  --dns ADDR:PORT      a name server (UDP and TCP; port 0 picks one, printed as 'dns on\n"
     "                       ADDR:PORT') answering the crowd's names with its address,\n"
-    "                       REFUSED for every other name\n";
+    "                       REFUSED for every other name\n"
+    "  --proxy ADDR:PORT    an egress proxy for the target (flood serve, run, capacity):\n"
+    "                       crowd names relayed (http://) or tunnelled (CONNECT) into the\n"
+    "                       crowd, anything else refused with 403 and counted; port 0 picks\n"
+    "                       one, printed as 'proxy listening on http://ADDR:PORT'\n";
 
 void crowd_opts_defaults(struct crowd_opts *o)
 {
@@ -146,6 +151,9 @@ int crowd_opts_set(struct crowd_opts *o, int id, const char *arg, struct flood_e
         flood_err_set(err, FLOOD_EINVAL, "--dns: expected ADDR:PORT (a numeric address), got '%s'",
                       arg);
         return -1;
+    case CROWD_OPT_PROXY:
+        o->proxy = arg;
+        return 0;
     }
     flood_err_set(err, FLOOD_EINVAL, "crowd: unknown option id %d", id);
     return -1;
@@ -168,12 +176,17 @@ int crowd_opts_check(const struct crowd_opts *o, struct flood_err *err)
         flood_err_set(err, FLOOD_EINVAL, "--tls: the crowd's URLs must then be https");
         return -1;
     }
+    if (o->proxy && addr_parse_listen(o->proxy, NULL, NULL, err)) {
+        flood_err_set(err, FLOOD_EINVAL,
+                      "--proxy: expected ADDR:PORT (a numeric address), got '%s'", o->proxy);
+        return -1;
+    }
     return addr_parse_listen(o->listen, NULL, NULL, err);
 }
 
 int crowd_port_warning(const struct crowd_opts *o, int bound_port, char *buf, size_t size)
 {
-    if (o->public_port)
+    if (o->public_port || o->proxy) /* the proxy takes any port to the listener */
         return 0;
     int https = o->scheme ? !strcmp(o->scheme, "https") : o->tls;
     int url_port = https ? 443 : 80;

@@ -12,6 +12,7 @@
 
 #include "flood/core/steal.h"
 #include "flood/inbound/inbound.h"
+#include "flood/measure/egress.h"
 #include "flood/report/metrics.h"
 #include "flood/measure/probes.h"
 
@@ -100,6 +101,55 @@ static void json_counts(FILE *f, const json_t *o, const char *name, const char *
         label_value(f, k);
         fprintf(f, "\"} %" JSON_INTEGER_FORMAT "\n", json_integer_value(v));
     }
+}
+
+/* Per key of o (objects), the integer at field. */
+static void json_field_counts(FILE *f, const json_t *o, const char *field, const char *name,
+                              const char *label, const char *help)
+{
+    json_t *c = json_object();
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)o, k, v) json_object_set(c, k, json_object_get(v, field));
+    json_counts(f, c, name, label, help);
+    json_decref(c);
+}
+
+static void egress_families(FILE *f, const json_t *e)
+{
+    json_t *out = json_pack(
+        "{s:O, s:O, s:O, s:O, s:O}", "answered", json_object_get(e, "answered"), "failed",
+        json_object_get(e, "failed"), "refused", json_object_get(e, "refused"), "malformed",
+        json_object_get(e, "malformed"), "tunnelled", json_object_get(e, "connects"));
+    json_counts(f, out, "flood_egress_requests_total", "outcome",
+                "Requests the target made through the egress proxy, by how each ended.");
+    json_decref(out);
+    json_counts(f, json_object_get(e, "refused_by_reason"), "flood_egress_refused_total", "reason",
+                "Requests the egress proxy refused (403), by reason.");
+    json_field_counts(f, json_object_get(e, "refused_by_host"), "requests",
+                      "flood_egress_refused_host_total", "host",
+                      "Requests the egress proxy refused (403), by the host asked for.");
+    json_counts(f, json_object_get(e, "malformed_by_reason"), "flood_egress_malformed_total",
+                "reason", "Malformed input the egress proxy answered or closed, by reason.");
+    json_counts(f, json_object_get(json_object_get(e, "tunnels"), "closed_by"),
+                "flood_egress_tunnels_closed_total", "end", "CONNECT tunnels ended, by how.");
+    const json_t *conn = json_object_get(e, "connections");
+    family(f, "flood_egress_connections_total", "counter",
+           "Connections the target opened to the egress proxy.");
+    fprintf(f, "flood_egress_connections_total %" JSON_INTEGER_FORMAT "\n",
+            json_integer_value(json_object_get(conn, "accepted")));
+    family(f, "flood_egress_open_connections", "gauge",
+           "Connections the target holds open to the egress proxy.");
+    fprintf(f, "flood_egress_open_connections %" JSON_INTEGER_FORMAT "\n",
+            json_integer_value(json_object_get(conn, "open")));
+    const json_t *in = json_object_get(e, "instances");
+    json_field_counts(f, in, "connects", "flood_egress_instance_connects_total", "instance",
+                      "CONNECT tunnels the target opened, by crowd instance.");
+    json_field_counts(f, in, "requests", "flood_egress_instance_requests_total", "instance",
+                      "Plain (http://) requests relayed, by crowd instance.");
+    json_field_counts(f, in, "connections", "flood_egress_instance_connections_total", "instance",
+                      "Connections (tunnels, or plain ones switching to it) carrying each "
+                      "crowd instance.");
 }
 
 char *metrics_render(const struct metrics_snapshot *s)
@@ -201,6 +251,8 @@ char *metrics_render(const struct metrics_snapshot *s)
                 fprintf(f, "flood_dns_queries_total{transport=\"%s\",result=\"%s\"} %" PRIu64 "\n",
                         t ? "tcp" : "udp", dns_result_name(r), s->dns[t][r]);
     }
+    if (s->egress)
+        egress_families(f, s->egress);
     if (fclose(f)) {
         fprintf(stderr, "flood: out of memory (metrics)\n");
         abort();
@@ -268,6 +320,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     s->have_steal = steal_now(&s->steal_s, &s->steal_cpus) == 0;
     char *body = rc == 0 ? metrics_render(s) : flood_xstrdup("no figures yet\n");
     json_decref(s->inbound);
+    json_decref(s->egress);
     free(s);
     return answer(c, rc == 0 ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE, body,
                   rc == 0 ? METRICS_CONTENT_TYPE : "text/plain; charset=utf-8");
@@ -383,6 +436,7 @@ struct metrics_pub {
     struct probes *pr;
     struct fetches *fetches;
     struct dns *dns;
+    struct egress *egress;
 };
 
 struct metrics_pub *metrics_pub_new(struct inbound *in, struct probes *pr)
@@ -412,6 +466,11 @@ void metrics_pub_set_fetches(struct metrics_pub *p, struct fetches *f)
 void metrics_pub_set_dns(struct metrics_pub *p, struct dns *d)
 {
     p->dns = d;
+}
+
+void metrics_pub_set_egress(struct metrics_pub *p, struct egress *e)
+{
+    p->egress = e;
 }
 
 void metrics_pub_stats(struct metrics_pub *p, const struct stats *st, uint64_t in_flight)
@@ -466,5 +525,7 @@ int metrics_pub_snapshot(void *ctx, struct metrics_snapshot *snap)
         dns_get_split(p->dns, snap->dns);
         snap->have_dns = 1;
     }
+    if (p->egress)
+        snap->egress = egress_json(p->egress, 0);
     return have || p->in || p->pr || p->fetches || p->dns ? 0 : -1;
 }

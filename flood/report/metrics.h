@@ -20,6 +20,15 @@
  *   flood_fetch_bytes_total{kind}               counter: body bytes the crowd sent for them
  *   flood_fetch_repeats_total{kind}             counter: fetches of a URL already fetched
  *   flood_dns_queries_total{transport,result}   counter: the name server's (--dns) messages
+ *   flood_egress_requests_total{outcome}        counter: requests through --proxy, by end
+ *                                               (answered, failed, refused, malformed, tunnelled)
+ *   flood_egress_refused_total{reason}          counter: refusals by reason
+ *   flood_egress_refused_host_total{host}       counter: refusals by the host asked
+ *   flood_egress_malformed_total{reason}        counter: bad input by reason
+ *   flood_egress_tunnels_closed_total{end}      counter: CONNECT tunnels ended, by how
+ *   flood_egress_connections_total, flood_egress_open_connections   counter, gauge
+ *   flood_egress_instance_connects_total{instance}, flood_egress_instance_requests_total
+ *   {instance}, flood_egress_instance_connections_total{instance}   per instance used
  *
  * Threads: a scrape runs on the daemon's thread and reads only what the source's snapshot
  * callback copies for it. The sender's struct stats has one writer (its event loop), so
@@ -54,6 +63,7 @@ struct metrics_snapshot {
     uint64_t fetches[FETCH__COUNT], fetch_bytes[FETCH__COUNT], fetch_repeats[FETCH__COUNT];
     int have_dns;                  /* --dns: the name server's counts */
     uint64_t dns[2][DNS__RESULTS]; /* [udp 0, tcp 1][result]: see dns_stats */
+    json_t *egress; /* owned (decref'd after the scrape): egress_json(), or NULL */
     int have_steal; /* the host's steal of the CPUs flood may run on (set by the daemon) */
     double steal_s;
     int steal_cpus;
@@ -105,6 +115,9 @@ void metrics_pub_free(struct metrics_pub *p);
 void metrics_pub_set_fetches(struct metrics_pub *p, struct fetches *f);
 /* Read the name server's counts (borrowed, thread-safe, may be NULL) at each scrape. */
 void metrics_pub_set_dns(struct metrics_pub *p, struct dns *d);
+/* Read the egress proxy's counts (borrowed, thread-safe, may be NULL) at each scrape. */
+struct egress;
+void metrics_pub_set_egress(struct metrics_pub *p, struct egress *e);
 /* On st's writer thread: copy st's counts and histograms (and in_flight) for scrapes. */
 void metrics_pub_stats(struct metrics_pub *p, const struct stats *st, uint64_t in_flight);
 /* A metrics_source.snapshot over a pub (ctx is the struct metrics_pub). */

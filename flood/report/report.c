@@ -698,6 +698,7 @@ static void report_body(FILE *f, const void *arg)
     inbound_section(f, r);
     report_fetches_section(f, r);
     report_retry_section(f, r->root);
+    report_egress_section(f, r);
     faults_section(f, r->root);
     fputs("<h2 id=\"config\">Configuration</h2>\n<table class=\"config\">\n", f);
     config_rows(f, json_object_get(r->root, "config"), "");

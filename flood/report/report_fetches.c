@@ -149,3 +149,90 @@ void report_fetches_section(FILE *f, const struct report_run *r)
           "divides by each activity type's sends.</p>\n",
           f);
 }
+
+/* A table of an object's integer members, "key: value" rows under a heading. */
+static void count_rows(FILE *f, const char *head, const json_t *o)
+{
+    fprintf(f, "<table><tr><th class=\"k\">%s</th><th>requests</th></tr>\n", head);
+    const char *k;
+    json_t *v;
+    int any = 0;
+    json_object_foreach((json_t *)o, k, v)
+    {
+        double n = json_is_object(v) ? report_jnum(v, "requests") : json_number_value(v);
+        if (!(n > 0))
+            continue;
+        any = 1;
+        fputs("<tr><td class=\"k\">", f);
+        plot_html_escape(f, k);
+        fprintf(f, "</td><td>%.0f</td></tr>\n", n);
+    }
+    if (!any)
+        fputs("<tr><td class=\"k\" colspan=\"2\">none</td></tr>\n", f);
+    fputs("</table>\n", f);
+}
+
+void report_egress_section(FILE *f, const struct report_run *r)
+{
+    const json_t *e = json_object_get(r->root, "egress");
+    if (!json_is_object(e))
+        return;
+    fputs("<h2 id=\"egress\">Egress: what the target asked the proxy for</h2>\n", f);
+    fputs("<table><tr><th>requests</th><th>relayed</th><th>answered</th><th>failed</th>"
+          "<th>CONNECT</th><th>refused</th><th>malformed</th><th>connections</th>"
+          "<th>most open at once</th></tr>\n<tr>",
+          f);
+    static const char *const keys[] = {"requests", "relayed", "answered", "failed",
+                                       "connects", "refused", "malformed"};
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+        cell(f, report_jnum(e, keys[i]), "<td>%.0f</td>");
+    const json_t *conn = json_object_get(e, "connections");
+    cell(f, report_jnum(conn, "accepted"), "<td>%.0f</td>");
+    cell(f, report_jnum(conn, "open_max"), "<td>%.0f</td>");
+    fputs("</tr></table>\n", f);
+    count_rows(f, "refused host", json_object_get(e, "refused_by_host"));
+    count_rows(f, "refused because", json_object_get(e, "refused_by_reason"));
+    count_rows(f, "malformed input", json_object_get(e, "malformed_by_reason"));
+    /* the instances the target used most (by connections), at most 20 */
+    const json_t *in = json_object_get(e, "instances");
+    fputs("<table><tr><th class=\"k\">instance</th><th>connections</th><th>most open</th>"
+          "<th>requests</th><th>reused</th><th>CONNECT</th></tr>\n",
+          f);
+    const char *shown[20];
+    size_t n_shown = 0;
+    while (n_shown < 20) {
+        const char *best = NULL, *k;
+        double best_n = -1;
+        json_t *v;
+        json_object_foreach((json_t *)in, k, v)
+        {
+            int seen = 0;
+            for (size_t j = 0; j < n_shown; j++)
+                seen |= shown[j] == k;
+            double c = report_jnum(v, "connections");
+            if (!seen && c > best_n) {
+                best = k;
+                best_n = c;
+            }
+        }
+        if (!best)
+            break;
+        shown[n_shown++] = best;
+        const json_t *v2 = json_object_get(in, best);
+        fputs("<tr><td class=\"k\">", f);
+        plot_html_escape(f, best);
+        fputs("</td>", f);
+        static const char *const ik[] = {"connections", "open_max", "requests", "reused",
+                                         "connects"};
+        for (size_t j = 0; j < 5; j++)
+            cell(f, report_jnum(v2, ik[j]), "<td>%.0f</td>");
+        fputs("</tr>\n", f);
+    }
+    fputs("</table>\n<p class=\"note\">", f);
+    plot_html_escape(f, report_jstr(json_object_get(e, "conservation"), "line"));
+    fprintf(f,
+            ". %zu instances used. Reused: a plain request on a connection whose previous "
+            "request was for the same instance; inside a CONNECT tunnel the requests are "
+            "encrypted and only the tunnel is counted.</p>\n",
+            json_object_size(in));
+}

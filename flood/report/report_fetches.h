@@ -13,5 +13,9 @@
 void report_unreachable_box(FILE *f, const struct report_run *r);
 /* The section "What the target fetched" (nothing when run.json has no "fetches"). */
 void report_fetches_section(FILE *f, const struct report_run *r);
+/* The section "Egress" (--proxy): what the target asked the proxy for, what was refused by
+ * host and by reason, malformed input, the busiest instances, the conservation line
+ * (nothing when run.json has no "egress"). */
+void report_egress_section(FILE *f, const struct report_run *r);
 
 #endif

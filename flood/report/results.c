@@ -379,6 +379,8 @@ json_t *results_json(const struct stats *st, const struct results_info *ri)
         put(root, "crowd", results_crowd_json(ri->crowd));
     if (ri->dns)
         put(root, "dns", results_dns_json(ri->dns));
+    if (ri->egress)
+        put(root, "egress", egress_json(ri->egress, 0));
     if (ri->fetches) {
         put(root, "fetches", results_fetches_json(st, ri));
         char why[512];
@@ -517,6 +519,12 @@ static int write_summary(const char *dir, const struct stats *st, const struct r
         results_dns_line(f, ri->dns, 1);
     }
     report_retry_summary(f, json_object_get(run, "inbound"));
+    if (ri->egress) {
+        json_t *ej = egress_json(ri->egress, 0);
+        fprintf(f, "\n");
+        egress_line(f, ej);
+        json_decref(ej);
+    }
     return fs_tmp_commit(&tmp, FS_REPLACE, 0, err);
 }
 
@@ -671,6 +679,11 @@ void results_print_table(FILE *f, const struct stats *st, const struct results_i
                 st->late_sends, st->not_ready, ri->gen->saturated ? "yes" : "no",
                 ri->gen->steal_s * 1000, results_steal_share(ri->gen) * 100);
     results_fetches_line(f, st, ri, 0);
+    if (ri->egress) {
+        json_t *ej = egress_json(ri->egress, 0);
+        egress_line(f, ej);
+        json_decref(ej);
+    }
     json_t *w = warnings_json(st, ri);
     size_t i;
     json_t *v;

@@ -13,6 +13,7 @@
 
 #include "flood/report/expect.h"
 #include "sign/err.h"
+#include "flood/measure/egress.h"
 #include "flood/measure/fetches.h"
 #include "flood/measure/probes.h"
 #include "flood/send/sender.h"
@@ -36,6 +37,7 @@ struct results_info {
     int expect_failed;       /* set by results_write: how many failed */
     struct steer *steer;     /* borrowed, may be NULL: the run's steering (flood run --dashboard) */
     struct fetches *fetches; /* borrowed, may be NULL: what the target fetched back */
+    struct egress *egress;   /* borrowed, may be NULL: --proxy's counts, run.json's "egress" */
     json_t *preset;          /* borrowed, may be NULL: presets_json(), run.json's first key, its
                                 "watch" metrics valued and printed on expect_out */
     json_t *shard;           /* borrowed, may be NULL: run.json's "shard" (flood run --shard) */
