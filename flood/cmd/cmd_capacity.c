@@ -568,6 +568,7 @@ static int check_pass(const struct cap_opts *o, const char **dashboard)
     struct run_opts ro;
     struct crowd_opts co;
     run_opts_init(&ro);
+    ro.mask = OPT_CMD_CAPACITY;
     crowd_opts_defaults(&co);
     struct inbound_opts *io = inbound_opts_new();
     int rc = run_opts_parse(n, args, &ro, &co, io);
