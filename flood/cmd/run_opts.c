@@ -456,14 +456,6 @@ int run_opts_parse(int argc, char **argv, struct run_opts *ro, struct crowd_opts
     return opt_parse(&spec, argc, argv);
 }
 
-void run_opts_help(FILE *f)
-{
-    struct run_opts ro = {.cmd = "run", .mask = OPT_CMD_RUN};
-    struct opt_spec spec;
-    run_spec(&spec, &ro, NULL, NULL);
-    opt_help(&spec, f);
-}
-
 void run_opts_init(struct run_opts *ro)
 {
     memset(ro, 0, sizeof(*ro));

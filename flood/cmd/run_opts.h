@@ -89,7 +89,5 @@ json_t *run_opts_config_json(const struct run_opts *ro, const struct crowd_opts 
                              const struct sched *sc);
 /* flood run's own rows (its crowd and inbound options are the crowd's and inbound side's). */
 extern const struct opt run_opt_rows[];
-/* flood run --help. */
-void run_opts_help(FILE *f);
 
 #endif
