@@ -26,13 +26,15 @@ static const struct command commands[] = {
     {"merge", cmd_merge, "merge the shards of one run (flood run --shard) into one result"},
     {"matrix", cmd_matrix, "flood check cards of several targets side by side"},
     {"presets", cmd_presets, "list the presets: known backpressure bug shapes to run"},
+    {"options", cmd_options, NULL}, /* not listed: every option's row, for the docs' test */
 };
 
 static void usage(FILE *f)
 {
     fprintf(f, "usage: flood COMMAND [options]   (flood COMMAND --help for its options)\n\n");
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-        fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].what);
+        if (commands[i].what)
+            fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].what);
     fprintf(f, "\nflood --version prints the version. Exit codes: 0 ok, 1 failure, 2 usage, 3 a "
                "threshold\n"
                "(--expect) failed.\n");

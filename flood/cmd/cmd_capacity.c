@@ -33,6 +33,7 @@
 
 struct cap_opts {
     double start, max_rate, factor, hold_s, cooldown_s, margin, warmup_s;
+    double max_p99_s, max_f2a_s; /* --max-p99, --max-f2a (into lim in ms) */
     int refine;
     int confirm; /* a step that breaks a limit runs again (majority of up to three) */
     struct cap_limits lim;
@@ -307,7 +308,93 @@ static void print_step(const struct cap_step *s, int index)
 
 /* ---- options ------------------------------------------------------------------------------ */
 
-static const char cap_help[] =
+static int set_stats_url(void *base, const struct opt *row, const char *arg, struct flood_err *e)
+{
+    (void)base;
+    (void)row;
+    if (strncmp(arg, "http://", 7) && strncmp(arg, "https://", 8)) {
+        flood_err_set(e, FLOOD_EINVAL, "--stats-url: expected an http(s) URL, got '%s'", arg);
+        return -1;
+    }
+    return 0;
+}
+
+/* --rate, --duration, --stages and --accept-wait are each step's. */
+static int set_owned(void *base, const struct opt *row, const char *arg, struct flood_err *e)
+{
+    (void)base;
+    (void)arg;
+    flood_err_set(e, FLOOD_EINVAL, "--%s is set by each step (--start, --hold, --cooldown)",
+                  row->name);
+    return -1;
+}
+
+#define CO_(m)       OPT_AT(struct cap_opts, m)
+#define CAP_DUR(lo_) .lo = (lo_), .hi = SCHED_DURATION_MAX, .bare = GRAM_BARE_SECONDS
+
+static const char *const confirm_words[] = {"no", "yes", NULL};
+
+const struct opt capacity_opt_rows[] = {
+    OPT_HEAD("Search:", 0),
+    {"start", OPT_RATE, "R", CO_(start), .hi = SCHED_RATE_MAX, .def = "10",
+     .help = "the first step's rate"},
+    {"max-rate", OPT_RATE, "R", CO_(max_rate), .hi = SCHED_RATE_MAX, .def = "5000",
+     .help = "never above R"},
+    {"factor", OPT_REAL, "F", CO_(factor), .lo = 1.01, .hi = 1000, .def = "2",
+     .help = "each step up multiplies the rate by F"},
+    {"refine", OPT_UINT, "N", CO_(refine), .lo = 0, .hi = 20, .def = "4",
+     .help = "bisections between the last good and the first bad rate (4: within 1/16 of the "
+             "first good-to-bad gap)"},
+    {"hold", OPT_DURATION, "D", CO_(hold_s), CAP_DUR(2), .def = "20s",
+     .help = "each step's length: long enough for a queue to show"},
+    {"tail", OPT_SHARE, "P%", CO_(lim.tail), .lo = 0.01, .hi = 1, .share_bare = GRAM_SHARE_FRACTION,
+     .def = "50%", .help = "the judged part: the last P% of the hold"},
+    {"repeat-margin", OPT_SHARE, "P%", CO_(margin), .lo = 0, .hi = 1,
+     .share_bare = GRAM_SHARE_FRACTION, .def = "10%",
+     .help = "a step within P% of a limit runs again"},
+    {"confirm", OPT_KEYWORD, "yes|no", CO_(confirm), .words = confirm_words, .def = "no",
+     .help = "a step that breaks a limit runs again, and the majority of up to three decides "
+             "(yes: a moment's starvation is no verdict; the first step is always confirmed)"},
+    {"warmup", OPT_DURATION, "D", CO_(warmup_s), CAP_DUR(0), .def = "5s",
+     .help = "first a run this long at --start, not judged, so the target has fetched the "
+             "crowd's keys before the search (0: none)"},
+    {"cooldown", OPT_DURATION, "D", CO_(cooldown_s), CAP_DUR(0), .def = "60s",
+     .help = "the longest wait for the queue to drain, and each run's --accept-wait"},
+    OPT_HEAD("Limits (a step breaks when one is over in its tail; 0 turns one off):", 0),
+    {"max-p99", OPT_DURATION, "T", CO_(max_p99_s), CAP_DUR(0), .def = "1s",
+     .help = "the median per-second p99 of the answers"},
+    {"max-errors", OPT_SHARE, "P%", CO_(lim.errors), .lo = 0, .hi = 1,
+     .share_bare = GRAM_SHARE_FRACTION, .def = "1%",
+     .help = "non-2xx answers, timeouts and transport errors"},
+    {"max-f2a", OPT_DURATION, "T", CO_(max_f2a_s), CAP_DUR(0), .def = "5s",
+     .help = "Follow-to-Accept p99, the target's processing end to end; a Follow never "
+             "answered breaks it (needs follow in the --mix, as the default mix has)"},
+    {"max-queue-growth", OPT_SHARE, "P%", CO_(lim.queue_share), .lo = 0, .hi = 10,
+     .share_bare = GRAM_SHARE_FRACTION, .def = "5%",
+     .help = "the target's queue growing, a second, by more than P% of the step's rate over "
+             "the tail (needs a queue source)"},
+    OPT_HEAD("Queue source (optional):", 0),
+    {"stats-url", OPT_STRING, "URL", CO_(stats_url), .set = set_stats_url,
+     .help = "a JSON document holding the queue depth (the reference target's "
+             "http://HOST:PORT/stats)"},
+    {"queue-path", OPT_STRING, "PATH", CO_(queue_path), .def = "queue.depth",
+     .help = "where in it"},
+    {"probe-cmd", OPT_STRING, "CMD", CO_(probe_cmd),
+     .help = "a shell command printing the queue depth as a number"},
+    {"drain-below", OPT_REAL, "N", CO_(drain_below), .lo = 0, .hi = 1e12,
+     .help = "drained at N or less (default: 2% of the step's rate, at least 1)"},
+    OPT_HEAD("Results:", 0),
+    {"out", OPT_STRING, "DIR", CO_(out),
+     .help = "capacity.json, capacity.html, steps/NN-RATE/ (each step's run folder) and "
+             "NN-RATE.log (default out/capacity-YYYYMMDDTHHMMSSZ)"},
+    {"rate", OPT_CUSTOM, "R", .set = set_owned, .flags = OPT_F_HIDDEN},
+    {"duration", OPT_CUSTOM, "D", .set = set_owned, .flags = OPT_F_HIDDEN},
+    {"stages", OPT_CUSTOM, "S", .set = set_owned, .flags = OPT_F_HIDDEN},
+    {"accept-wait", OPT_CUSTOM, "T", .set = set_owned, .flags = OPT_F_HIDDEN},
+    {0},
+};
+
+static const char cap_usage[] =
     "usage: flood capacity (--inbox URL | --persona P ...) [flood run options] [options]\n"
     "The highest rate the target sustains. Each step is a whole `flood run` at one rate\n"
     "(given every option here that is not capacity's own, so the target options are flood\n"
@@ -315,271 +402,90 @@ static const char cap_help[] =
     "limit, then is bisected between the last good and the first bad rate, each step close\n"
     "to a limit run again (majority of up to three). Between steps the target's queue is\n"
     "watched until it drains (--stats-url, --probe-cmd); without them each step's run waits\n"
-    "for the Accepts of its Follows (up to --cooldown).\n"
-    "\n"
-    "Search:\n"
-    "  --start R            the first step's rate (default 10)\n"
-    "  --max-rate R         never above R (default 5000)\n"
-    "  --factor F           each step up multiplies the rate by F (default 2)\n"
-    "  --refine N           bisections between the last good and the first bad rate\n"
-    "                       (default 4: within 1/16 of the first good-to-bad gap)\n"
-    "  --hold D             each step's length (default 20s): long enough for a queue to show\n"
-    "  --tail P%            the judged part: the last P% of the hold (default 50%)\n"
-    "  --repeat-margin P%   a step within P% of a limit runs again (default 10%)\n"
-    "  --confirm yes|no     a step that breaks a limit runs again, and the majority of up to\n"
-    "                       three decides (default yes: a moment's starvation is no verdict)\n"
-    "  --warmup D           first a run this long at --start, not judged, so the target\n"
-    "                       has fetched the crowd's keys before the search (default 5s; 0: none)\n"
-    "  --cooldown D         the longest wait for the queue to drain, and each run's\n"
-    "                       --accept-wait (default 60s)\n"
-    "Limits (a step breaks when one is over in its tail; 0 turns one off):\n"
-    "  --max-p99 T          the median per-second p99 of the answers (default 1s)\n"
-    "  --max-errors P%      non-2xx answers, timeouts and transport errors (default 1%)\n"
-    "  --max-f2a T          Follow-to-Accept p99, the target's processing end to end; a\n"
-    "                       Follow never answered breaks it (default 5s; needs follow in the\n"
-    "                       --mix, as the default mix has)\n"
-    "  --max-queue-growth P% the target's queue growing, a second, by more than P% of the\n"
-    "                       step's rate over the tail (default 5%; needs a queue source)\n"
-    "Queue source (optional):\n"
-    "  --stats-url URL      a JSON document holding the queue depth (the reference target's\n"
-    "                       http://HOST:PORT/stats)\n"
-    "  --queue-path PATH    where in it (default queue.depth)\n"
-    "  --probe-cmd CMD      a shell command printing the queue depth as a number\n"
-    "  --drain-below N      drained at N or less (default: 2% of the step's rate, at least 1)\n"
-    "Results:\n"
-    "  --out DIR            capacity.json, capacity.html, steps/NN-RATE/ (each step's run\n"
-    "                       folder) and NN-RATE.log (default out/capacity-YYYYMMDDTHHMMSSZ)\n"
-    "  --dashboard ADDR:PORT (flood run's, passed to every step) each step's run serves the\n"
-    "                       live page there in turn (a fixed port); an open page follows\n"
-    "                       from step to step, starting over with each one's second 0\n"
-    "  -h, --help           this help\n"
+    "for the Accepts of its Follows (up to --cooldown).\n";
+
+static const char cap_tail[] =
+    "flood run's options (Target: and after) go to every step's run: --dashboard ADDR:PORT\n"
+    "has each step's run serve the live page there in turn (a fixed port); an open page\n"
+    "follows from step to step, starting over with each one's second 0.\n"
     "\n"
     "Prints a line a step and the verdict, e.g. 'sustains 212/s (p99 180 ms, errors 0.0%,\n"
     "Follow-to-Accept p99 1.2 s); at 250/s Follow-to-Accept p99 9.8 s breaks the 5 s limit'.\n"
     "Exit codes: 0 a verdict, 1 a step could not run (see its log), 2 usage.\n";
 
-enum {
-    CAP_OPT_START = 1,
-    CAP_OPT_MAX_RATE,
-    CAP_OPT_FACTOR,
-    CAP_OPT_REFINE,
-    CAP_OPT_HOLD,
-    CAP_OPT_TAIL,
-    CAP_OPT_MARGIN,
-    CAP_OPT_COOLDOWN,
-    CAP_OPT_MAX_P99,
-    CAP_OPT_MAX_ERRORS,
-    CAP_OPT_MAX_F2A,
-    CAP_OPT_MAX_QUEUE,
-    CAP_OPT_STATS_URL,
-    CAP_OPT_QUEUE_PATH,
-    CAP_OPT_PROBE_CMD,
-    CAP_OPT_DRAIN_BELOW,
-    CAP_OPT_OUT,
-    CAP_OPT_WARMUP,
-    CAP_OPT_CONFIRM,
+/* What capacity's parse reads beside its own options: flood run's, kept for every step. */
+struct cap_parse_ctx {
+    struct cap_opts *o;
+    int overflow;
 };
 
-static const struct {
-    const char *name;
-    int id;
-} cap_own[] = {
-    {"start", CAP_OPT_START},
-    {"max-rate", CAP_OPT_MAX_RATE},
-    {"factor", CAP_OPT_FACTOR},
-    {"refine", CAP_OPT_REFINE},
-    {"hold", CAP_OPT_HOLD},
-    {"tail", CAP_OPT_TAIL},
-    {"repeat-margin", CAP_OPT_MARGIN},
-    {"cooldown", CAP_OPT_COOLDOWN},
-    {"max-p99", CAP_OPT_MAX_P99},
-    {"max-errors", CAP_OPT_MAX_ERRORS},
-    {"max-f2a", CAP_OPT_MAX_F2A},
-    {"max-queue-growth", CAP_OPT_MAX_QUEUE},
-    {"stats-url", CAP_OPT_STATS_URL},
-    {"queue-path", CAP_OPT_QUEUE_PATH},
-    {"probe-cmd", CAP_OPT_PROBE_CMD},
-    {"drain-below", CAP_OPT_DRAIN_BELOW},
-    {"out", CAP_OPT_OUT},
-    {"warmup", CAP_OPT_WARMUP},
-    {"confirm", CAP_OPT_CONFIRM},
-};
-
-/* A number >= min (with an optional % making it a share). */
-static int number(const char *s, int share, double min, double *out)
+/* Every option not capacity's own goes, as written, to each step's flood run. */
+static void cap_seen(void *ctx, size_t set, const struct opt *row, const char *arg, char **raw,
+                     int n_raw)
 {
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (end == s || errno || !isfinite(v) || v < min)
-        return -1;
-    if (share && *end == '%')
-        v /= 100, end++;
-    if (*end)
-        return -1;
-    *out = v;
-    return 0;
+    (void)row;
+    (void)arg;
+    struct cap_parse_ctx *c = ctx;
+    if (set == 0)
+        return;
+    for (int i = 0; i < n_raw; i++) {
+        if (c->o->n_pass >= CAP_ARGS_MAX) {
+            c->overflow = 1;
+            return;
+        }
+        c->o->pass[c->o->n_pass++] = raw[i];
+    }
 }
 
-static int cap_opt(struct cap_opts *o, int id, const char *arg, struct flood_err *e)
+/* Split argv: capacity's own options are applied, flood run's (checked with the run's rows,
+ * the crowd's and the inbound side's) go to every step's flood run. 0, 1 after --help, 2 on
+ * a usage error (printed). *dashboard: the steps' --dashboard address (borrowed from argv),
+ * or NULL: each step's run binds it in turn, so its port must be fixed. */
+static int cap_parse(int argc, char **argv, struct cap_opts *o, const char **dashboard)
 {
-    double d;
-    int bad = 0;
-    switch (id) {
-    case CAP_OPT_START:
-        bad = number(arg, 0, 0.001, &o->start);
-        break;
-    case CAP_OPT_MAX_RATE:
-        bad = number(arg, 0, 0.001, &o->max_rate);
-        break;
-    case CAP_OPT_FACTOR:
-        bad = number(arg, 0, 1.01, &o->factor);
-        break;
-    case CAP_OPT_REFINE:
-        bad = number(arg, 0, 0, &d) || d > 20;
-        o->refine = (int)d;
-        break;
-    case CAP_OPT_TAIL:
-        bad = number(arg, 1, 0.01, &o->lim.tail) || o->lim.tail > 1;
-        break;
-    case CAP_OPT_MARGIN:
-        bad = number(arg, 1, 0, &o->margin);
-        break;
-    case CAP_OPT_MAX_ERRORS:
-        bad = number(arg, 1, 0, &o->lim.errors);
-        break;
-    case CAP_OPT_MAX_QUEUE:
-        bad = number(arg, 1, 0, &o->lim.queue_share);
-        break;
-    case CAP_OPT_DRAIN_BELOW:
-        bad = number(arg, 0, 0, &o->drain_below);
-        break;
-    case CAP_OPT_CONFIRM:
-        bad = strcmp(arg, "yes") && strcmp(arg, "no");
-        o->confirm = !strcmp(arg, "yes");
-        break;
-    case CAP_OPT_WARMUP:
-        if (sched_parse_duration(arg, &o->warmup_s, e))
-            return -1;
-        break;
-    case CAP_OPT_HOLD:
-    case CAP_OPT_COOLDOWN:
-    case CAP_OPT_MAX_P99:
-    case CAP_OPT_MAX_F2A:
-        if (sched_parse_duration(arg, &d, e))
-            return -1;
-        if (id == CAP_OPT_HOLD)
-            bad = (o->hold_s = d) < 2;
-        else if (id == CAP_OPT_COOLDOWN)
-            o->cooldown_s = d;
-        else if (id == CAP_OPT_MAX_P99)
-            o->lim.latency_ms = d * 1000;
-        else
-            o->lim.f2a_ms = d * 1000;
-        break;
-    case CAP_OPT_STATS_URL:
-        o->stats_url = arg;
-        bad = strncmp(arg, "http://", 7) && strncmp(arg, "https://", 8);
-        break;
-    case CAP_OPT_QUEUE_PATH:
-        o->queue_path = arg;
-        break;
-    case CAP_OPT_PROBE_CMD:
-        o->probe_cmd = arg;
-        break;
-    case CAP_OPT_OUT:
-        o->out = arg;
-        break;
-    }
-    if (bad)
-        flood_err_set(e, FLOOD_EINVAL, "bad value '%s'%s", arg,
-                      id == CAP_OPT_HOLD ? " (at least 2 s)" : "");
-    return bad ? -1 : 0;
-}
-
-/* Split argv: capacity's own options are applied, everything else goes to every step's
- * flood run. 0, 1 after --help, 2 on a usage error (printed). */
-static int cap_parse(int argc, char **argv, struct cap_opts *o)
-{
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            fputs(cap_help, stdout);
-            return 1;
-        }
-        size_t k, n = 0;
-        if (!strncmp(a, "--", 2))
-            for (k = 0; k < sizeof(cap_own) / sizeof(cap_own[0]); k++) {
-                n = strlen(cap_own[k].name);
-                if (!strncmp(a + 2, cap_own[k].name, n) && (!a[2 + n] || a[2 + n] == '='))
-                    break;
-            }
-        else
-            k = sizeof(cap_own) / sizeof(cap_own[0]);
-        if (k < sizeof(cap_own) / sizeof(cap_own[0])) {
-            const char *v = a[2 + n] == '=' ? a + 3 + n : (i + 1 < argc ? argv[++i] : NULL);
-            struct flood_err e = {0};
-            if (!v || cap_opt(o, cap_own[k].id, v, &e)) {
-                fprintf(stderr, "flood: capacity: --%s: %s\n", cap_own[k].name,
-                        v ? e.msg : "needs a value");
-                return 2;
-            }
-            continue;
-        }
-        static const char *const owned[] = {"--rate", "--duration", "--stages", "--accept-wait"};
-        for (size_t j = 0; j < sizeof(owned) / sizeof(owned[0]); j++)
-            if (!strncmp(a, owned[j], strlen(owned[j])) &&
-                (!a[strlen(owned[j])] || a[strlen(owned[j])] == '=')) {
-                fprintf(stderr,
-                        "flood: capacity: %s is set by each step (--start, --hold, "
-                        "--cooldown)\n",
-                        owned[j]);
-                return 2;
-            }
-        if (o->n_pass >= CAP_ARGS_MAX) {
-            fprintf(stderr, "flood: capacity: too many options\n");
-            return 2;
-        }
-        o->pass[o->n_pass++] = argv[i];
-    }
-    if (o->stats_url && o->probe_cmd) {
-        fprintf(stderr, "flood: capacity: give --stats-url or --probe-cmd, not both\n");
-        return 2;
-    }
-    if (o->start > o->max_rate) {
-        fprintf(stderr, "flood: capacity: --start is above --max-rate\n");
-        return 2;
-    }
-    return 0;
-}
-
-/* Check the flood run options once, before any step: a typo is a usage error now, not a
- * failed first step. 0, or 2 with the error printed (as flood run prints it). *dashboard:
- * the steps' --dashboard address (borrowed from argv), or NULL: each step's run binds it
- * in turn, so its port must be fixed. */
-static int check_pass(const struct cap_opts *o, const char **dashboard)
-{
-    char *args[CAP_ARGS_MAX + 8];
-    int n = 0;
-    args[n++] = "capacity";
-    for (int i = 0; i < o->n_pass; i++)
-        args[n++] = o->pass[i];
-    args[n] = NULL;
     struct run_opts ro;
     struct crowd_opts co;
     run_opts_init(&ro);
+    ro.mask = OPT_CMD_CAPACITY;
+    ro.cmd = "capacity";
     crowd_opts_defaults(&co);
     struct inbound_opts *io = inbound_opts_new();
-    int rc = run_opts_parse(n, args, &ro, &co, io);
-    if (rc == 0 && !ro.inbox && !ro.n_personas) {
-        fprintf(stderr, "flood: capacity: no target: give --inbox URL or --persona\n");
-        rc = 2;
+    ro.io = io;
+    struct cap_parse_ctx ctx = {.o = o};
+    struct opt_spec spec = {.cmd = "capacity",
+                            .mask = OPT_CMD_CAPACITY,
+                            .sets = {{capacity_opt_rows, o},
+                                     {run_opt_rows, &ro},
+                                     {crowd_opt_rows, &co},
+                                     {inbound_opt_rows, io}},
+                            .n_sets = 4,
+                            .usage = cap_usage,
+                            .tail = cap_tail,
+                            .seen = cap_seen,
+                            .ctx = &ctx};
+    struct opt_spec own = {.mask = OPT_CMD_CAPACITY, .sets = {{capacity_opt_rows, o}}, .n_sets = 1};
+    struct flood_err err = {0};
+    int rc = opt_defaults(&own, &err) ? 2 : opt_parse(&spec, argc, argv);
+    const char *why = NULL;
+    if (rc == 0) {
+        o->lim.latency_ms = o->max_p99_s * 1000;
+        o->lim.f2a_ms = o->max_f2a_s * 1000;
+        if (ctx.overflow)
+            why = "too many options";
+        else if (o->stats_url && o->probe_cmd)
+            why = "give --stats-url or --probe-cmd, not both";
+        else if (o->start > o->max_rate)
+            why = "--start is above --max-rate";
+        else if (!ro.inbox && !ro.n_personas)
+            why = "no target: give --inbox URL or --persona";
     }
-    *dashboard = rc == 0 ? ro.dashboard : NULL;
+    *dashboard = rc == 0 && !why ? ro.dashboard : NULL;
     const char *port = *dashboard ? strrchr(*dashboard, ':') : NULL;
-    if (port && atoi(port + 1) == 0) {
-        fprintf(stderr, "flood: capacity: --dashboard needs a fixed port, not 0 (each step's "
-                        "run serves the page there in turn)\n");
+    if (port && atoi(port + 1) == 0)
+        why = "--dashboard needs a fixed port, not 0 (each step's run serves the page there in "
+              "turn)";
+    if (why) {
+        fprintf(stderr, "flood: capacity: %s\n", why);
         rc = 2;
     }
     const char *pport = rc == 0 && co.proxy ? strrchr(co.proxy, ':') : NULL;
@@ -590,7 +496,7 @@ static int check_pass(const struct cap_opts *o, const char **dashboard)
     }
     run_opts_free(&ro);
     inbound_opts_free(io);
-    return rc ? 2 : 0;
+    return rc;
 }
 
 static double round3(double r)
@@ -603,24 +509,11 @@ static double round3(double r)
 
 int cmd_capacity(int argc, char **argv)
 {
-    struct cap_opts o = {
-        .start = 10,
-        .max_rate = 5000,
-        .factor = 2,
-        .hold_s = 20,
-        .cooldown_s = 60,
-        .margin = 0.10,
-        .refine = 4,
-        .queue_path = "queue.depth",
-        .drain_below = -1,
-        .lim = {
-            .latency_ms = 1000, .errors = 0.01, .f2a_ms = 5000, .queue_share = 0.05, .tail = 0.5}};
-    int rc = cap_parse(argc, argv, &o);
+    struct cap_opts o = {.drain_below = -1}; /* the rest from the rows' defaults */
+    const char *dashboard = NULL;
+    int rc = cap_parse(argc, argv, &o, &dashboard);
     if (rc)
         return rc == 1 ? 0 : 2;
-    const char *dashboard = NULL;
-    if (check_pass(&o, &dashboard))
-        return 2;
     o.lim.hold_s = o.hold_s;
     char outdir[256];
     if (!o.out) {

@@ -1,12 +1,13 @@
 /* flood/cmd/cmd_compare.c: `flood compare RUN_DIR...`, several runs side by side as a Markdown
  * table, and with --html an overlay page of their curves. */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "flood/cmd/cmd.h"
+#include "flood/core/opt.h"
 #include "flood/report/expect.h"
 #include "flood/report/report.h"
 
@@ -29,25 +30,45 @@ static int gates(const struct expect *g, size_t n_g, json_t **runs, char **dirs,
     return failed;
 }
 
-static void compare_usage(FILE *f)
+struct compare_args {
+    const char *html;
+    struct expect *g; /* the --expect gates (owned) */
+    size_t n_g;
+};
+
+static int set_gate(void *base, const struct opt *row, const char *arg, struct flood_err *err)
 {
-    fprintf(f, "usage: flood compare [--html FILE] [--expect 'METRIC within X']... RUN_DIR...\n"
-               "Print a Markdown table of the runs side by side, one row a run: the LOAD.md\n"
-               "row (rate, duration, sent, ok, 429, errors) and the key percentiles of the\n"
-               "corrected latency, the service time and Follow-to-Accept, read from each\n"
-               "RUN_DIR/run.json. The figures are run.json's, unrounded.\n\n"
-               "  --html FILE          also write FILE: one self-contained page overlaying the\n"
-               "                       runs' percentile curves, achieved rate and p99 per second\n"
-               "  --expect 'M within X'  a regression gate (repeatable): every run after the\n"
-               "                       first is judged against the first, failing when metric M\n"
-               "                       is worse by more than X (a share, 10%%, or an amount in\n"
-               "                       M's unit: 20ms, 5). Worse is higher for latencies,\n"
-               "                       errors, shed and fetches, lower for 2xx, sent, completed\n"
-               "                       and accepts. M as in flood run --expect\n"
-               "  -h, --help           this help\n\n"
-               "Exit codes: 0 the table was printed (and every gate passed), 1 a run folder\n"
-               "could not be read (or FILE written), 2 usage, 3 a gate failed.\n");
+    (void)row;
+    struct compare_args *a = base;
+    a->g = flood_xrealloc(a->g, (a->n_g + 1) * sizeof(*a->g));
+    if (expect_parse(arg, 1, &a->g[a->n_g], err))
+        return -1;
+    a->n_g++;
+    return 0;
 }
+
+const struct opt compare_opt_rows[] = {
+    {"html", OPT_STRING, "FILE", OPT_AT(struct compare_args, html),
+     .help = "also write FILE: one self-contained page overlaying the runs' percentile curves, "
+             "achieved rate and p99 per second"},
+    {"expect", OPT_CUSTOM, "'M within X'", .set = set_gate,
+     .help = "a regression gate (repeatable): every run after the first is judged against the "
+             "first, failing when metric M is worse by more than X (a share, 10%, or an amount "
+             "in M's unit: 20ms, 5). Worse is higher for latencies, errors, shed and fetches, "
+             "lower for 2xx, sent, completed and accepts. M as in flood run --expect"},
+    {0},
+};
+
+static const char compare_usage[] =
+    "usage: flood compare [--html FILE] [--expect 'METRIC within X']... RUN_DIR...\n"
+    "Print a Markdown table of the runs side by side, one row a run: the LOAD.md\n"
+    "row (rate, duration, sent, ok, 429, errors) and the key percentiles of the\n"
+    "corrected latency, the service time and Follow-to-Accept, read from each\n"
+    "RUN_DIR/run.json. The figures are run.json's, unrounded.\n";
+
+static const char compare_tail[] =
+    "Exit codes: 0 the table was printed (and every gate passed), 1 a run folder\n"
+    "could not be read (or FILE written), 2 usage, 3 a gate failed.\n";
 
 static double num(const json_t *o, const char *key)
 {
@@ -140,47 +161,27 @@ static void row(const char *dir, const json_t *run)
 
 int cmd_compare(int argc, char **argv)
 {
-    static const struct option opts[] = {{"help", no_argument, NULL, 'h'},
-                                         {"html", required_argument, NULL, 'H'},
-                                         {"expect", required_argument, NULL, 'E'},
-                                         {NULL, 0, NULL, 0}};
-    const char *html = NULL;
-    struct expect *g = NULL;
-    size_t n_g = 0;
-    int id;
-    optind = 1;
-    opterr = 0;
-    while ((id = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        if (id == 'h') {
-            compare_usage(stdout);
-            return 0;
-        }
-        if (id == 'H') {
-            html = optarg;
-            continue;
-        }
-        if (id == 'E') {
-            struct flood_err err = {0};
-            g = flood_xrealloc(g, (n_g + 1) * sizeof(*g));
-            if (expect_parse(optarg, 1, &g[n_g], &err)) {
-                fprintf(stderr, "flood: compare: %s\n", err.msg);
-                free(g);
-                return 2;
-            }
-            n_g++;
-            continue;
-        }
-        fprintf(stderr, "flood: compare: %s '%s'\n",
-                id == ':' ? "option needs a value" : "unknown option", argv[optind - 1]);
-        compare_usage(stderr);
-        free(g);
-        return 2;
+    struct compare_args a = {0};
+    struct opt_spec spec = {.cmd = "compare",
+                            .mask = OPT_CMD_COMPARE,
+                            .sets = {{compare_opt_rows, &a}},
+                            .n_sets = 1,
+                            .usage = compare_usage,
+                            .tail = compare_tail,
+                            .operands = -1};
+    int prc = opt_parse(&spec, argc, argv);
+    if (prc) {
+        free(a.g);
+        return prc == 1 ? 0 : 2;
     }
+    const char *html = a.html;
+    struct expect *g = a.g;
+    size_t n_g = a.n_g;
     if (optind >= argc || (n_g && argc - optind < 2)) {
         fprintf(stderr, "flood: compare: %s\n",
                 n_g ? "--expect gates need two run folders at least (the first is the base)"
                     : "at least one run folder is needed");
-        compare_usage(stderr);
+        opt_help(&spec, stderr);
         free(g);
         return 2;
     }

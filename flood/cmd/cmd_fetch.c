@@ -3,171 +3,101 @@
  * GoToSocial). The target checks the signature by fetching the signing actor's key from
  * the crowd, so `flood serve` with the same --state (and naming options) must be running
  * and reachable from the target under the crowd's host names. */
-#include "flood/cmd/cli.h"
 #include "flood/cmd/cmd_fetch.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "flood/core/opt.h"
 #include "flood/crowd/crowd.h"
 #include "flood/core/http.h"
 #include "flood/send/target.h"
 
-enum {
-    FETCH_OPT_HELP = 'h',
-    FETCH_OPT_AS = 600,
-    FETCH_OPT_RESOLVE,
-    FETCH_OPT_CONNECT_TO,
-    FETCH_OPT_INSECURE,
-    FETCH_OPT_CACERT,
-    FETCH_OPT_ACCEPT,
-    FETCH_OPT_DIALECT,
-    FETCH_OPT_INCLUDE,
-    FETCH_OPT_TIMEOUT,
-    FETCH_OPT_DISCOVER,
-    FETCH_OPT_TARGET_HTTP,
-};
-
-static const struct option fetch_own_options[] = {
-    {"help", no_argument, NULL, FETCH_OPT_HELP},
-    {"as", required_argument, NULL, FETCH_OPT_AS},
-    {"resolve", required_argument, NULL, FETCH_OPT_RESOLVE},
-    {"connect-to", required_argument, NULL, FETCH_OPT_CONNECT_TO},
-    {"insecure", no_argument, NULL, FETCH_OPT_INSECURE},
-    {"cacert", required_argument, NULL, FETCH_OPT_CACERT},
-    {"accept", required_argument, NULL, FETCH_OPT_ACCEPT},
-    {"dialect", required_argument, NULL, FETCH_OPT_DIALECT},
-    {"include", no_argument, NULL, FETCH_OPT_INCLUDE},
-    {"timeout", required_argument, NULL, FETCH_OPT_TIMEOUT},
-    {"discover", no_argument, NULL, FETCH_OPT_DISCOVER},
-    {"target-http", no_argument, NULL, FETCH_OPT_TARGET_HTTP},
-    {NULL, 0, NULL, 0},
-};
-
-static void fetch_usage(FILE *f)
-{
-    fprintf(f, "usage: flood fetch [options] URL\n"
-               "       flood fetch --discover [options] PERSONA\n"
-               "GET URL signed as a crowd actor (authorized fetch) and print the answer: the body\n"
-               "on stdout (JSON pretty-printed) for a 2xx status, else the status and the body on\n"
-               "stderr. The target verifies the signature by fetching the actor's key from the\n"
-               "crowd: run `flood serve` with the same --state and naming options meanwhile.\n\n"
-               "  --as I[/A]           sign as actor A of instance I (default 1/0: the instance\n"
-               "                       actor of instance 1, https://HOST/actor)\n"
-               "  --dialect D          cavage (default), rfc9421, or none (unsigned)\n"
-               "  --accept TYPE        Accept header (default application/activity+json)\n"
-               "  --resolve H:P:A      connect to address A for host H, port P (as curl)\n"
-               "  --connect-to H:P:H2:P2  connect to H2:P2 for H:P (as curl; repeatable)\n"
-               "  --insecure           do not verify the target's TLS certificate\n"
-               "  --cacert FILE        trust the CAs in FILE\n"
-               "  --timeout S          whole request timeout in seconds (default 10)\n"
-               "  --include            print the status line and headers before the body\n"
-               "  --discover           PERSONA (acct:NAME@HOST or an actor URL) is resolved as\n"
-               "                       `flood run` does (WebFinger, signed GETs of the actor and\n"
-               "                       its outbox); prints acct, actor, inbox, sharedInbox, posts\n"
-               "  --target-http        with --discover: WebFinger over plain http (lab targets)\n"
-               "  -h, --help           this help\n\n"
-               "Exit codes: 0 a 2xx answer, 1 another status or a failure, 2 usage.\n\n");
-    fputs(crowd_options_help, f);
-}
-
 struct fetch_args {
     int instance, actor;
-    const char **resolve, **connect_to;
+    char **resolve, **connect_to;
     size_t n_resolve, n_connect_to;
     int insecure, include, dialect, discover, target_http;
     const char *cacert, *accept;
     long timeout_ms;
 };
 
-static void push(const char ***list, size_t *n, const char *v)
+/* --as I[/A]. */
+static int set_as(void *base, const struct opt *row, const char *arg, struct flood_err *err)
 {
-    *list = flood_xrealloc(*list, (*n + 1) * sizeof(**list));
-    (*list)[(*n)++] = v;
-}
-
-static int parse_as(const char *s, struct fetch_args *a)
-{
+    (void)row;
+    struct fetch_args *a = base;
     char *end;
-    long i = strtol(s, &end, 10), j = 0;
-    if (end == s || i < 1 || i > 1000000)
-        return -1;
-    if (*end == '/') {
+    long i = strtol(arg, &end, 10), j = 0;
+    int bad = end == arg || i < 1 || i > 1000000;
+    if (!bad && *end == '/') {
         const char *p = end + 1;
         j = strtol(p, &end, 10);
-        if (end == p || j < 0 || j > 1000000)
-            return -1;
+        bad = end == p || j < 0 || j > 1000000;
     }
-    if (*end)
+    if (bad || *end) {
+        flood_err_set(err, FLOOD_EINVAL, "--as: expected INSTANCE[/ACTOR], got '%s'", arg);
         return -1;
+    }
     a->instance = (int)i;
     a->actor = (int)j;
     return 0;
 }
 
-static int own_option(int id, const char *arg, struct fetch_args *a)
+/* --dialect: the keyword's index as the signer's dialect (none: unsigned). */
+static int set_dialect(void *base, const struct opt *row, const char *arg, struct flood_err *err)
 {
-    char *end;
-    switch (id) {
-    case FETCH_OPT_AS:
-        if (parse_as(arg, a) == 0)
-            return 0;
-        fprintf(stderr, "flood: fetch: --as: expected INSTANCE[/ACTOR], got '%s'\n", arg);
+    static const int dialects[] = {SIGN_CAVAGE, SIGN_RFC9421, HTTP_SIGN_NONE};
+    struct fetch_args *a = base;
+    int k;
+    if (gram_keyword("--dialect", arg, GRAM_NUL, row->words, 3, &k, err))
         return -1;
-    case FETCH_OPT_RESOLVE:
-        push(&a->resolve, &a->n_resolve, arg);
-        return 0;
-    case FETCH_OPT_CONNECT_TO:
-        push(&a->connect_to, &a->n_connect_to, arg);
-        return 0;
-    case FETCH_OPT_INSECURE:
-        a->insecure = 1;
-        return 0;
-    case FETCH_OPT_CACERT:
-        a->cacert = arg;
-        return 0;
-    case FETCH_OPT_ACCEPT:
-        a->accept = arg;
-        return 0;
-    case FETCH_OPT_INCLUDE:
-        a->include = 1;
-        return 0;
-    case FETCH_OPT_DISCOVER:
-        a->discover = 1;
-        return 0;
-    case FETCH_OPT_TARGET_HTTP:
-        a->target_http = 1;
-        return 0;
-    case FETCH_OPT_DIALECT:
-        if (!strcmp(arg, "cavage"))
-            a->dialect = SIGN_CAVAGE;
-        else if (!strcmp(arg, "rfc9421"))
-            a->dialect = SIGN_RFC9421;
-        else if (!strcmp(arg, "none"))
-            a->dialect = HTTP_SIGN_NONE;
-        else {
-            fprintf(stderr, "flood: fetch: --dialect: expected cavage|rfc9421|none, got '%s'\n",
-                    arg);
-            return -1;
-        }
-        return 0;
-    case FETCH_OPT_TIMEOUT: {
-        double t = strtod(arg, &end);
-        if (end == arg || *end || !(t > 0 && t <= 3600)) {
-            fprintf(stderr, "flood: fetch: --timeout: expected seconds in (0, 3600], got '%s'\n",
-                    arg);
-            return -1;
-        }
-        a->timeout_ms = (long)(t * 1000);
-        if (a->timeout_ms < 1)
-            a->timeout_ms = 1;
-        return 0;
-    }
-    }
-    return -1;
+    a->dialect = dialects[k];
+    return 0;
 }
+
+#define FA(m) OPT_AT(struct fetch_args, m)
+
+static const char *const dialect_words[] = {"cavage", "rfc9421", "none", NULL};
+
+const struct opt fetch_opt_rows[] = {
+    {"as", OPT_CUSTOM, "I[/A]", .set = set_as, .def = "1/0", .flags = OPT_F_DEF_QUIET,
+     .help = "sign as actor A of instance I (default 1/0: the instance actor of instance 1, "
+             "https://HOST/actor)"},
+    {"dialect", OPT_CUSTOM, "D", .set = set_dialect, .words = dialect_words, .def = "cavage",
+     .help = "cavage, rfc9421, or none (unsigned)"},
+    {"accept", OPT_STRING, "TYPE", FA(accept), .def = WF_CT_ACTIVITY, .help = "Accept header"},
+    {"resolve", OPT_STRINGS, "H:P:A", FA(resolve), .n_off = offsetof(struct fetch_args, n_resolve),
+     .help = "connect to address A for host H, port P (as curl)"},
+    {"connect-to", OPT_STRINGS, "H:P:H2:P2", FA(connect_to),
+     .n_off = offsetof(struct fetch_args, n_connect_to),
+     .help = "connect to H2:P2 for H:P (as curl; repeatable)"},
+    {"insecure", OPT_FLAG, FA(insecure), .help = "do not verify the target's TLS certificate"},
+    {"cacert", OPT_PATH, "FILE", FA(cacert), .help = "trust the CAs in FILE"},
+    {"timeout", OPT_DURATION_MS, "S", FA(timeout_ms), .lo = 0.001, .hi = 3600,
+     .bare = GRAM_BARE_SECONDS, .def = "10", .help = "whole request timeout"},
+    {"include", OPT_FLAG, FA(include), .help = "print the status line and headers before the body"},
+    {"discover", OPT_FLAG, FA(discover),
+     .help = "PERSONA (acct:NAME@HOST or an actor URL) is resolved as `flood run` does "
+             "(WebFinger, signed GETs of the actor and its outbox); prints acct, actor, inbox, "
+             "sharedInbox, posts"},
+    {"target-http", OPT_FLAG, FA(target_http),
+     .help = "with --discover: WebFinger over plain http (lab targets)"},
+    {0},
+};
+
+static const char fetch_usage[] =
+    "usage: flood fetch [options] URL\n"
+    "       flood fetch --discover [options] PERSONA\n"
+    "GET URL signed as a crowd actor (authorized fetch) and print the answer: the body\n"
+    "on stdout (JSON pretty-printed) for a 2xx status, else the status and the body on\n"
+    "stderr. The target verifies the signature by fetching the actor's key from the\n"
+    "crowd: run `flood serve` with the same --state and naming options meanwhile.\n";
+
+static const char fetch_tail[] = "Exit codes: 0 a 2xx answer, 1 another status or a failure, 2 "
+                                 "usage.\n";
 
 /* Print the body: JSON pretty-printed, anything else as it came. */
 static void print_body(FILE *f, const struct http_resp *r)
@@ -215,27 +145,27 @@ static int discover(const char *spec, const struct crowd *crowd, const struct fe
     return rc;
 }
 
-static int fetch_own(void *ctx, int id, const char *arg)
+static void fetch_args_free(struct fetch_args *a)
 {
-    return own_option(id, arg, ctx) < 0 ? -1 : 0;
+    opt_strs_free(a->resolve, a->n_resolve);
+    opt_strs_free(a->connect_to, a->n_connect_to);
 }
 
 int cmd_fetch(int argc, char **argv)
 {
-    struct fetch_args a = {
-        .instance = 1, .actor = 0, .dialect = SIGN_CAVAGE, .accept = WF_CT_ACTIVITY};
+    struct fetch_args a = {0};
     struct crowd_opts co;
     crowd_opts_defaults(&co);
     co.quiet = 1;
-    struct cli_spec spec = {.cmd = "fetch",
-                            .own = fetch_own_options,
-                            .own_cb = fetch_own,
-                            .ctx = &a,
-                            .crowd = &co,
+    struct opt_spec spec = {.cmd = "fetch",
+                            .mask = OPT_CMD_FETCH,
+                            .sets = {{fetch_opt_rows, &a}, {crowd_opt_rows, &co}},
+                            .n_sets = 2,
                             .usage = fetch_usage,
+                            .tail = fetch_tail,
                             .operands = 1};
     struct flood_err err = {0};
-    int rc = cli_parse(&spec, argc, argv);
+    int rc = opt_defaults(&spec, &err) ? 2 : opt_parse(&spec, argc, argv);
     if (rc == 1)
         rc = -1; /* --help: exit 0 below */
     if (!rc && optind != argc - 1) {
@@ -257,8 +187,7 @@ int cmd_fetch(int argc, char **argv)
         rc = 2;
     }
     if (rc) {
-        free(a.resolve);
-        free(a.connect_to);
+        fetch_args_free(&a);
         return rc < 0 ? 0 : rc;
     }
     const char *url = argv[optind];
@@ -266,8 +195,7 @@ int cmd_fetch(int argc, char **argv)
     struct crowd *crowd = crowd_new(&co, &err);
     if (!crowd) {
         fprintf(stderr, "flood: fetch: %s\n", err.msg);
-        free(a.resolve);
-        free(a.connect_to);
+        fetch_args_free(&a);
         return 1;
     }
     char key_id[WF_URL_MAX];
@@ -275,9 +203,9 @@ int cmd_fetch(int argc, char **argv)
     struct http_signer s = {
         .dialect = a.dialect, .key = crowd_key(crowd, a.instance, a.actor), .key_id = key_id};
     struct http_opts ho = {
-        .resolve = a.resolve,
+        .resolve = (const char *const *)a.resolve,
         .n_resolve = a.n_resolve,
-        .connect_to = a.connect_to,
+        .connect_to = (const char *const *)a.connect_to,
         .n_connect_to = a.n_connect_to,
         .insecure = a.insecure,
         .cacert = a.cacert,
@@ -286,8 +214,7 @@ int cmd_fetch(int argc, char **argv)
     if (a.discover) {
         rc = discover(url, crowd, &a, &ho);
         crowd_free(crowd);
-        free(a.resolve);
-        free(a.connect_to);
+        fetch_args_free(&a);
         return rc;
     }
     struct http_resp r;
@@ -306,7 +233,6 @@ int cmd_fetch(int argc, char **argv)
         http_resp_free(&r);
     }
     crowd_free(crowd);
-    free(a.resolve);
-    free(a.connect_to);
+    fetch_args_free(&a);
     return rc;
 }

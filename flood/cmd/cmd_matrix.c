@@ -1,61 +1,55 @@
 /* flood/cmd/cmd_matrix.c: `flood matrix CARD...`, the cards of `flood check --json` from
  * several targets side by side: Markdown on stdout (or --md FILE), and with --html FILE one
  * self-contained page. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "flood/check/check_card.h"
 #include "flood/cmd/cmd.h"
+#include "flood/core/opt.h"
 
-static void matrix_usage(FILE *f)
-{
-    fprintf(f,
-            "usage: flood matrix [--html FILE] [--md FILE] CARD.json...\n"
-            "An interop matrix of the cards written by flood check --json: one row a step\n"
-            "(the steps of every card in scenario order), one column a target (the card's\n"
-            "--name, else its persona; two cards of one target are told apart by file name),\n"
-            "each cell the step's result, and a summary row of counts per target. Rows whose\n"
-            "results differ are marked.\n\n"
-            "  --md FILE            write the Markdown to FILE instead of stdout\n"
-            "  --html FILE          also write FILE: one self-contained page (no script,\n"
-            "                       nothing loaded), cells coloured pass/fail/skip/deferred/\n"
-            "                       unsupported, what was expected and got on hover\n"
-            "  -h, --help           this help\n\n"
-            "At most %d cards. Exit codes: 0 written, 1 a card could not be read or is not a\n"
-            "card (or a FILE could not be written), 2 usage.\n",
-            CHECK_MATRIX_MAX);
-}
+struct matrix_args {
+    const char *html, *md;
+};
+
+const struct opt matrix_opt_rows[] = {
+    {"md", OPT_STRING, "FILE", OPT_AT(struct matrix_args, md),
+     .help = "write the Markdown to FILE instead of stdout"},
+    {"html", OPT_STRING, "FILE", OPT_AT(struct matrix_args, html),
+     .help = "also write FILE: one self-contained page (no script, nothing loaded), cells "
+             "coloured pass/fail/skip/deferred/unsupported, what was expected and got on hover"},
+    {0},
+};
+
+static const char matrix_usage[] =
+    "usage: flood matrix [--html FILE] [--md FILE] CARD.json...\n"
+    "An interop matrix of the cards written by flood check --json: one row a step\n"
+    "(the steps of every card in scenario order), one column a target (the card's\n"
+    "--name, else its persona; two cards of one target are told apart by file name),\n"
+    "each cell the step's result, and a summary row of counts per target. Rows whose\n"
+    "results differ are marked.\n";
+
+#define MATRIX_STR_(x) #x
+#define MATRIX_STR(x)  MATRIX_STR_(x)
+static const char matrix_tail[] = "At most " MATRIX_STR(
+    CHECK_MATRIX_MAX) " cards. Exit codes: 0 written, 1 a card could not "
+                      "be read or is not a\ncard (or a FILE could not be written), 2 usage.\n";
 
 int cmd_matrix(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"html", required_argument, NULL, 'H'},
-        {"md", required_argument, NULL, 'm'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    const char *html = NULL, *mdfile = NULL;
-    int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'H':
-            html = optarg;
-            break;
-        case 'm':
-            mdfile = optarg;
-            break;
-        case 'h':
-            matrix_usage(stdout);
-            return 0;
-        default:
-            fprintf(stderr, "flood: matrix: %s '%s' (flood matrix --help)\n",
-                    c == ':' ? "option needs a value" : "unknown option", argv[optind - 1]);
-            return 2;
-        }
-    }
+    struct matrix_args a = {0};
+    struct opt_spec spec = {.cmd = "matrix",
+                            .mask = OPT_CMD_MATRIX,
+                            .sets = {{matrix_opt_rows, &a}},
+                            .n_sets = 1,
+                            .usage = matrix_usage,
+                            .tail = matrix_tail,
+                            .operands = -1};
+    int prc = opt_parse(&spec, argc, argv);
+    if (prc)
+        return prc == 1 ? 0 : 2;
+    const char *html = a.html, *mdfile = a.md;
     int n = argc - optind;
     if (n < 1) {
         fprintf(stderr, "flood: matrix: at least one CARD.json (flood matrix --help)\n");

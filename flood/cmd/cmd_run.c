@@ -137,8 +137,9 @@ static void live_inbound(void *ctx, char *buf, size_t size)
     inbound_live(ctx, buf, size);
 }
 
-/* Connect to every distinct inbox origin once (TCP, and TLS for https) before the start. */
-static int preflight(const struct run_opts *ro, char **urls, size_t n, struct flood_err *err)
+/* Open each distinct inbox origin of urls once, with the --resolve entries in resolve. */
+static int preflight_each(const struct run_opts *ro, const struct curl_slist *resolve, char **urls,
+                          size_t n, struct flood_err *err)
 {
     for (size_t i = 0; i < n; i++) {
         int seen = 0;
@@ -158,8 +159,8 @@ static int preflight(const struct run_opts *ro, char **urls, size_t n, struct fl
         curl_easy_setopt(e, CURLOPT_ERRORBUFFER, ebuf);
         long t = ro->sndo.timeout_ms > 0 && ro->sndo.timeout_ms < 5000 ? ro->sndo.timeout_ms : 5000;
         curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, t);
-        if (ro->resolve)
-            curl_easy_setopt(e, CURLOPT_RESOLVE, ro->resolve);
+        if (resolve)
+            curl_easy_setopt(e, CURLOPT_RESOLVE, resolve);
         if (ro->sndo.insecure) {
             curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
             curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
@@ -186,6 +187,24 @@ static int preflight(const struct run_opts *ro, char **urls, size_t n, struct fl
     return 0;
 }
 
+/* Connect to every distinct inbox origin once (TCP, and TLS for https) before the start,
+ * through the --resolve entries. */
+static int preflight(const struct run_opts *ro, char **urls, size_t n, struct flood_err *err)
+{
+    size_t n_resolve = 0;
+    const char *const *rv = inbound_opts_resolve(ro->io, &n_resolve);
+    struct curl_slist *resolve = NULL;
+    for (size_t i = 0; i < n_resolve; i++) {
+        struct curl_slist *l = curl_slist_append(resolve, rv[i]);
+        if (!l)
+            abort();
+        resolve = l;
+    }
+    int rc = preflight_each(ro, resolve, urls, n, err);
+    curl_slist_free_all(resolve);
+    return rc;
+}
+
 /* Resolve every persona (WebFinger, then a signed GET of its actor and outbox). With
  * --like-object, those objects replace what the outboxes offered. */
 static int discover(const struct run_opts *ro, struct crowd *crowd, struct persona **out, size_t *n,
@@ -194,8 +213,7 @@ static int discover(const struct run_opts *ro, struct crowd *crowd, struct perso
     struct target_opts to = {0};
     to.target_http = ro->target_http;
     to.quiet = ro->quiet;
-    to.http.resolve = (const char *const *)ro->resolve_v;
-    to.http.n_resolve = ro->n_resolve_v;
+    to.http.resolve = inbound_opts_resolve(ro->io, &to.http.n_resolve);
     to.http.insecure = ro->sndo.insecure;
     to.http.cacert = ro->sndo.cacert;
     to.dialect = ro->so.n_dialects ? ro->so.dialects[0] : SIGN_CAVAGE;
@@ -359,7 +377,7 @@ static int run_target(struct run *r, struct flood_err *err)
                             : p->shared_inbox                ? p->shared_inbox
                                                              : p->inbox;
             if (u)
-                run_opts_add_str(&r->urls, &r->n_urls, u);
+                opt_strs_add(&r->urls, &r->n_urls, u);
             allow_host_of(r->io, p->actor);
             allow_host_of(r->io, u);
         }
@@ -371,7 +389,7 @@ static int run_target(struct run *r, struct flood_err *err)
         r->n_personas = 1;
     }
     if (ro->inbox) {
-        run_opts_add_str(&r->urls, &r->n_urls, ro->inbox);
+        opt_strs_add(&r->urls, &r->n_urls, ro->inbox);
         allow_host_of(r->io, ro->inbox);
     }
     RUN_BLOCKED(r, r->in = inbound_new(r->crowd, r->io, r->probes, err));
@@ -444,8 +462,7 @@ static int run_prepare(struct run *r, struct flood_err *err)
     ro->so.lookahead_max = ring > 65536 ? 65536 : (size_t)ring;
     ro->so.user_agent = "flood/" FLOOD_VERSION;
     ro->so.consumers = ro->sndo.loops; /* a consumer of the signers' ring per event loop */
-    ro->sndo.resolve = (const char *const *)ro->resolve_v;
-    ro->sndo.n_resolve = ro->n_resolve_v;
+    ro->sndo.resolve = inbound_opts_resolve(ro->io, &ro->sndo.n_resolve);
     ro->sndo.probes = r->probes;
     ro->sndo.live = !ro->quiet && isatty(STDERR_FILENO);
     ro->sndo.live_extra = live_inbound;
@@ -719,7 +736,7 @@ static void run_free(struct run *r)
     stats_free(r->st);
     steer_free(r->steer);
     json_decref(r->config);
-    run_opts_free_strs(r->urls, r->n_urls);
+    opt_strs_free(r->urls, r->n_urls);
     run_opts_free(&r->ro);
     inbound_opts_free(r->io);
     presets_free(&r->preset);

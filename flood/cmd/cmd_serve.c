@@ -8,8 +8,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "flood/cmd/cli.h"
 #include "flood/cmd/cmd.h"
+#include "flood/core/opt.h"
 #include "flood/crowd/crowd.h"
 #include "flood/crowd/dns.h"
 #include "flood/dash/dash.h"
@@ -21,50 +21,52 @@
 #include "flood/report/results_fetches.h"
 #include "flood/crowd/server.h"
 
-enum {
-    SERVE_OPT_HELP = 'h',
-    SERVE_OPT_EXIT_AFTER = 500,
-    SERVE_OPT_QUIET,
-    SERVE_OPT_METRICS,
-    SERVE_OPT_DASHBOARD,
-    SERVE_OPT_DASHBOARD_TOKEN
+/* flood serve's own options. */
+struct serve_args {
+    long exit_after; /* seconds, 0: until a signal */
+    int quiet;
+    const char *metrics, *dashboard, *dashboard_token;
 };
 
-static const struct option serve_own_options[] = {
-    {"help", no_argument, NULL, SERVE_OPT_HELP},
-    {"exit-after", required_argument, NULL, SERVE_OPT_EXIT_AFTER},
-    {"quiet", no_argument, NULL, SERVE_OPT_QUIET},
-    {"metrics", required_argument, NULL, SERVE_OPT_METRICS},
-    {"dashboard", required_argument, NULL, SERVE_OPT_DASHBOARD},
-    {"dashboard-token", required_argument, NULL, SERVE_OPT_DASHBOARD_TOKEN},
-    {NULL, 0, NULL, 0},
-};
+static struct serve_args serve_a;
 
-static void serve_usage(FILE *f)
+static int set_metrics(void *base, const struct opt *row, const char *arg, struct flood_err *e)
 {
-    fprintf(f, "usage: flood serve [options]\n"
-               "Answer as the crowd: every instance's WebFinger, host-meta, NodeInfo, actors,\n"
-               "collections and inboxes, on one listener, told apart by the Host header.\n"
-               "Prints 'listening on http://ADDR:PORT' once ready; stops on SIGINT/SIGTERM.\n\n"
-               "  --exit-after S       stop by itself after S seconds\n"
-               "  --quiet              no progress lines on stderr\n"
-               "  --metrics ADDR:PORT  serve Prometheus metrics at http://ADDR:PORT/metrics\n"
-               "  --dashboard ADDR:PORT  a live page at http://ADDR:PORT/ of what the crowd\n"
-               "                       sees each second (deliveries by type, Accepts sent, the\n"
-               "                       target's fetches by kind and bytes, requests, faults),\n"
-               "                       with fault switches; loopback only unless a token is set\n"
-               "  --dashboard-token T  require T (Authorization: Bearer T or ?token=T) and serve\n"
-               "                       non-loopback clients too\n"
-               "  -h, --help           this help\n\n");
-    fputs(crowd_options_help, f);
-    fputc('\n', f);
-    fputs(inbound_options_help, f);
+    (void)base;
+    (void)row;
+    return metrics_check_addr(arg, e);
 }
 
-static long serve_exit_after;
-static int serve_quiet;
-static const char *serve_metrics;
-static const char *serve_dashboard, *serve_dashboard_token;
+static int set_dashboard(void *base, const struct opt *row, const char *arg, struct flood_err *e)
+{
+    (void)base;
+    (void)row;
+    return dash_check_addr(arg, e);
+}
+
+#define SA(m) OPT_AT(struct serve_args, m)
+
+const struct opt serve_opt_rows[] = {
+    {"exit-after", OPT_UINT, "S", SA(exit_after), .lo = 1, .hi = 604800,
+     .help = "stop by itself after S seconds"},
+    {"quiet", OPT_FLAG, SA(quiet), .help = "no progress lines on stderr"},
+    {"metrics", OPT_STRING, "ADDR:PORT", SA(metrics), .set = set_metrics,
+     .help = "serve Prometheus metrics at http://ADDR:PORT/metrics"},
+    {"dashboard", OPT_STRING, "ADDR:PORT", SA(dashboard), .set = set_dashboard,
+     .help = "a live page at http://ADDR:PORT/ of what the crowd sees each second (deliveries "
+             "by type, Accepts sent, the target's fetches by kind and bytes, requests, faults), "
+             "with fault switches; loopback only unless a token is set"},
+    {"dashboard-token", OPT_STRING, "T", SA(dashboard_token),
+     .help = "require T (Authorization: Bearer T or ?token=T) and serve non-loopback clients "
+             "too"},
+    {0},
+};
+
+static const char serve_usage[] =
+    "usage: flood serve [options]\n"
+    "Answer as the crowd: every instance's WebFinger, host-meta, NodeInfo, actors,\n"
+    "collections and inboxes, on one listener, told apart by the Host header.\n"
+    "Prints 'listening on http://ADDR:PORT' once ready; stops on SIGINT/SIGTERM.\n";
 
 /* The server's hooks share one ctx: the inbound side and the fetch accounting. */
 struct serve_ctx {
@@ -112,47 +114,6 @@ static void print_fetches(struct fetches *f)
     fprintf(stderr, "%s, repeats %llu\n", *sep == ',' ? ")" : "", (unsigned long long)repeats);
 }
 
-static int serve_own(void *ctx, int id, const char *arg)
-{
-    (void)ctx;
-    switch (id) {
-    case SERVE_OPT_EXIT_AFTER: {
-        char *end;
-        serve_exit_after = strtol(arg, &end, 10);
-        if (*end || serve_exit_after <= 0) {
-            fprintf(stderr, "flood: serve: --exit-after: expected seconds > 0, got '%s'\n", arg);
-            return -1;
-        }
-        return 0;
-    }
-    case SERVE_OPT_QUIET:
-        serve_quiet = 1;
-        return 0;
-    case SERVE_OPT_METRICS: {
-        struct flood_err err = {0};
-        if (metrics_check_addr(arg, &err)) {
-            fprintf(stderr, "flood: serve: --metrics: %s\n", err.msg);
-            return -1;
-        }
-        serve_metrics = arg;
-        return 0;
-    }
-    case SERVE_OPT_DASHBOARD: {
-        struct flood_err err = {0};
-        if (dash_check_addr(arg, &err)) {
-            fprintf(stderr, "flood: serve: --dashboard: %s\n", err.msg);
-            return -1;
-        }
-        serve_dashboard = arg;
-        return 0;
-    }
-    case SERVE_OPT_DASHBOARD_TOKEN:
-        serve_dashboard_token = arg;
-        return 0;
-    }
-    return -1;
-}
-
 static int64_t mono_ns(void)
 {
     struct timespec ts;
@@ -168,8 +129,8 @@ static struct dash *serve_dash_start(const struct crowd_opts *co, struct inbound
     char title[300];
     snprintf(title, sizeof(title), "flood serve: %d instances of %d actors on %s", co->instances,
              co->actors, server_address(srv));
-    struct dash_opts dop = {.addr = serve_dashboard,
-                            .token = serve_dashboard_token,
+    struct dash_opts dop = {.addr = serve_a.dashboard,
+                            .token = serve_a.dashboard_token,
                             .title = title,
                             .in = in,
                             .crowd = 1};
@@ -179,8 +140,8 @@ static struct dash *serve_dash_start(const struct crowd_opts *co, struct inbound
     *dc = dash_crowd_new(in, f, srv);
     /* the URL goes to stderr and stdout: a person reads one, a script the other */
     fprintf(stderr, "flood: serve: dashboard on http://%s/%s%s\n", dash_address(d),
-            serve_dashboard_token ? "?token=" : "",
-            serve_dashboard_token ? serve_dashboard_token : "");
+            serve_a.dashboard_token ? "?token=" : "",
+            serve_a.dashboard_token ? serve_a.dashboard_token : "");
     printf("dashboard: http://%s/\n", dash_address(d));
     return d;
 }
@@ -189,7 +150,8 @@ static struct dash *serve_dash_start(const struct crowd_opts *co, struct inbound
  * the end of each second from now. */
 static void serve_wait(const sigset_t *set, struct dash *dash, struct dash_crowd *dc)
 {
-    int64_t t0 = mono_ns(), end = serve_exit_after > 0 ? t0 + serve_exit_after * 1000000000LL : 0;
+    int64_t t0 = mono_ns(),
+            end = serve_a.exit_after > 0 ? t0 + serve_a.exit_after * 1000000000LL : 0;
     size_t t = 0;
     if (dash)
         dash_set_start(dash, t0);
@@ -219,18 +181,18 @@ int cmd_serve(int argc, char **argv)
     struct crowd_opts co;
     crowd_opts_defaults(&co);
     struct inbound_opts *io = inbound_opts_new();
-    struct cli_spec spec = {.cmd = "serve",
-                            .own = serve_own_options,
-                            .own_cb = serve_own,
-                            .crowd = &co,
-                            .inbound = io,
-                            .usage = serve_usage};
-    int rc = cli_parse(&spec, argc, argv);
+    struct opt_spec spec = {
+        .cmd = "serve",
+        .mask = OPT_CMD_SERVE,
+        .sets = {{serve_opt_rows, &serve_a}, {crowd_opt_rows, &co}, {inbound_opt_rows, io}},
+        .n_sets = 3,
+        .usage = serve_usage};
+    int rc = opt_parse(&spec, argc, argv);
     if (rc) {
         inbound_opts_free(io);
         return rc == 1 ? 0 : 2;
     }
-    co.quiet = serve_quiet;
+    co.quiet = serve_a.quiet;
     struct flood_err err = {0};
     if (crowd_opts_check(&co, &err)) {
         fprintf(stderr, "flood: serve: %s\n", err.msg);
@@ -276,18 +238,18 @@ int cmd_serve(int argc, char **argv)
             goto fail;
         egress_set_address(eg, proxy_address(px));
     }
-    if (serve_metrics) {
+    if (serve_a.metrics) {
         mpub = metrics_pub_new(in, NULL);
         metrics_pub_set_fetches(mpub, sctx.fetches);
         metrics_pub_set_dns(mpub, server_dns(srv));
         metrics_pub_set_egress(mpub, eg);
         struct metrics_source msrc = {.snapshot = metrics_pub_snapshot, .ctx = mpub};
-        mtr = metrics_start(serve_metrics, &msrc, &err);
+        mtr = metrics_start(serve_a.metrics, &msrc, &err);
         if (!mtr)
             goto fail;
         printf("metrics on http://%s/metrics\n", metrics_address(mtr));
     }
-    if (serve_dashboard && !(dash = serve_dash_start(&co, in, sctx.fetches, srv, &dc, &err)))
+    if (serve_a.dashboard && !(dash = serve_dash_start(&co, in, sctx.fetches, srv, &dc, &err)))
         goto fail;
     printf("listening on %s://%s\n", co.tls ? "https" : "http", server_address(srv));
     if (px)
@@ -315,7 +277,7 @@ int cmd_serve(int argc, char **argv)
     proxy_stop(px);
     server_stop(srv);
     inbound_free(in, 2000);
-    if (!serve_quiet)
+    if (!serve_a.quiet)
         print_fetches(sctx.fetches);
     if (eg) {
         json_t *ej = egress_json(eg, 1);
@@ -324,13 +286,13 @@ int cmd_serve(int argc, char **argv)
         egress_free(eg);
     }
     fetches_free(sctx.fetches);
-    if (!serve_quiet)
+    if (!serve_a.quiet)
         fprintf(stderr,
                 "serve: %llu requests: %llu 2xx, %llu 3xx, %llu 4xx, %llu 5xx; %llu for unknown "
                 "hosts, %llu too large, %llu faulted\n",
                 st.requests, st.by_status[2], st.by_status[3], st.by_status[4], st.by_status[5],
                 st.bad_host, st.too_large, st.faults);
-    if (have_dns && !serve_quiet) {
+    if (have_dns && !serve_a.quiet) {
         fputs("serve: ", stderr);
         results_dns_line(stderr, &ds, 0);
     }
@@ -358,30 +320,21 @@ fail:
     return 1;
 }
 
-static void actors_usage(FILE *f)
-{
-    fprintf(f, "usage: flood actors [crowd options]\n"
-               "Print every crowd actor as acct:NAME@HOST, one a line, so scripts can have\n"
-               "target accounts follow them. Only --instances, --actors and --domain matter.\n\n");
-    fputs(crowd_options_help, f);
-}
-
-static int actors_own(void *ctx, int id, const char *arg)
-{
-    (void)ctx;
-    (void)id;
-    (void)arg;
-    return -1;
-}
+static const char actors_usage[] =
+    "usage: flood actors [crowd options]\n"
+    "Print every crowd actor as acct:NAME@HOST, one a line, so scripts can have\n"
+    "target accounts follow them. Only --instances, --actors and --domain matter.\n";
 
 int cmd_actors(int argc, char **argv)
 {
-    static const struct option own[] = {{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
     struct crowd_opts co;
     crowd_opts_defaults(&co);
-    struct cli_spec spec = {
-        .cmd = "actors", .own = own, .own_cb = actors_own, .crowd = &co, .usage = actors_usage};
-    int rc = cli_parse(&spec, argc, argv);
+    struct opt_spec spec = {.cmd = "actors",
+                            .mask = OPT_CMD_ACTORS,
+                            .sets = {{crowd_opt_rows, &co}},
+                            .n_sets = 1,
+                            .usage = actors_usage};
+    int rc = opt_parse(&spec, argc, argv);
     if (rc)
         return rc == 1 ? 0 : 2;
     struct wf_crowd wf = {.instances = co.instances,

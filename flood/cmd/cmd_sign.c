@@ -1,7 +1,6 @@
 /* flood/cmd/cmd_sign.c: `flood sign` prints the headers that sign a request; `flood verify`
  * checks a signed request. Thin glue: files and the clock here, every rule in sign/. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +8,7 @@
 #include <time.h>
 
 #include "flood/cmd/cmd_sign.h"
+#include "flood/core/opt.h"
 #include "sign/err.h"
 #include "flood/core/url.h"
 #include "sign/sign.h"
@@ -89,110 +89,86 @@ static int parse_epoch(const char *s, time_t *out)
 
 /* ---- flood sign ----------------------------------------------------------------------- */
 
-static void sign_usage(FILE *f)
+struct sign_args {
+    const char *key_path, *key_id, *method, *url, *body_path, *ctype;
+    int dialect; /* enum sign_dialect */
+    time_t now;
+    int have_time;
+};
+
+/* --date and --time: one signing time. */
+static int set_date(void *base, const struct opt *row, const char *arg, struct flood_err *err)
 {
-    fprintf(f, "usage: flood sign --key PEM_FILE --key-id ID --method M --url URL [options]\n"
-               "Prints the headers that sign the request, one \"Name: value\" a line (Host, Date,\n"
-               "Content-Type and Digest or Content-Digest with a body, then Signature or\n"
-               "Signature-Input and Signature), ready for curl -H.\n\n"
-               "  --key PEM_FILE          private key (PKCS#8 or traditional RSA, or Ed25519)\n"
-               "  --key-id ID             keyId / keyid, e.g. https://host/users/x#main-key\n"
-               "  --method M              GET, POST, ...\n"
-               "  --url URL               http(s)://host[:port]/path?query\n"
-               "  --body FILE             the request body (adds Digest / Content-Digest)\n"
-               "  --content-type CT       default application/activity+json with a body\n"
-               "  --dialect D             cavage (default) or rfc9421\n"
-               "  --date 'IMF-fixdate'    the signing time, e.g. 'Sun, 06 Nov 1994 08:49:37 GMT'\n"
-               "  --time EPOCH_SECONDS    the same as a number (default: now)\n"
-               "  --help                  this text\n"
-               "Exit codes: 0 ok, 1 failure, 2 usage.\n");
+    struct sign_args *a = base;
+    int is_date = !strcmp(row->name, "date");
+    if (a->have_time ||
+        (is_date ? sign_parse_http_date(arg, &a->now) < 0 : parse_epoch(arg, &a->now) < 0)) {
+        flood_err_set(err, FLOOD_EINVAL, "--%s '%s' is not one %s", row->name, arg,
+                      is_date ? "IMF-fixdate" : "epoch second count");
+        return -1;
+    }
+    a->have_time = 1;
+    return 0;
 }
+
+#define SG(m) OPT_AT(struct sign_args, m)
+
+static const char *const dialect_words[] = {"cavage", "rfc9421", NULL};
+
+const struct opt sign_opt_rows[] = {
+    {"key", OPT_STRING, "PEM_FILE", SG(key_path),
+     .help = "private key (PKCS#8 or traditional RSA, or Ed25519)"},
+    {"key-id", OPT_STRING, "ID", SG(key_id),
+     .help = "keyId / keyid, e.g. https://host/users/x#main-key"},
+    {"method", OPT_STRING, "M", SG(method), .help = "GET, POST, ..."},
+    {"url", OPT_STRING, "URL", SG(url), .help = "http(s)://host[:port]/path?query"},
+    {"body", OPT_STRING, "FILE", SG(body_path),
+     .help = "the request body (adds Digest / Content-Digest)"},
+    {"content-type", OPT_STRING, "CT", SG(ctype),
+     .help = "default application/activity+json with a body"},
+    {"dialect", OPT_KEYWORD, "D", SG(dialect), .words = dialect_words, .def = "cavage",
+     .help = "cavage or rfc9421"},
+    {"date", OPT_CUSTOM, "'IMF-fixdate'", .set = set_date,
+     .help = "the signing time, e.g. 'Sun, 06 Nov 1994 08:49:37 GMT'"},
+    {"time", OPT_CUSTOM, "EPOCH_SECONDS", .set = set_date,
+     .help = "the same as a number (default: now)"},
+    {0},
+};
+
+static const char sign_usage[] =
+    "usage: flood sign --key PEM_FILE --key-id ID --method M --url URL [options]\n"
+    "Prints the headers that sign the request, one \"Name: value\" a line (Host, Date,\n"
+    "Content-Type and Digest or Content-Digest with a body, then Signature or\n"
+    "Signature-Input and Signature), ready for curl -H.\n";
+
+static const char sign_tail[] = "Exit codes: 0 ok, 1 failure, 2 usage.\n";
 
 int cmd_sign(int argc, char **argv)
 {
-    static const struct option opts[] = {{"key", required_argument, NULL, 'k'},
-                                         {"key-id", required_argument, NULL, 'i'},
-                                         {"method", required_argument, NULL, 'm'},
-                                         {"url", required_argument, NULL, 'u'},
-                                         {"body", required_argument, NULL, 'b'},
-                                         {"content-type", required_argument, NULL, 'c'},
-                                         {"dialect", required_argument, NULL, 'd'},
-                                         {"date", required_argument, NULL, 'D'},
-                                         {"time", required_argument, NULL, 't'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
-    const char *key_path = NULL, *key_id = NULL, *method = NULL, *url = NULL, *body_path = NULL,
-               *ctype = NULL;
-    enum sign_dialect dialect = SIGN_CAVAGE;
-    time_t now = time(NULL);
-    int c, have_time = 0, rc = 1;
+    struct sign_args a = {.now = time(NULL)};
+    int rc = 1;
     char *scheme = NULL, *authority = NULL, *path = NULL, *body = NULL;
     size_t body_len = 0, i;
     struct sign_key *key = NULL;
     struct sign_header hs[1];
     struct sign_out out = {{0}, 0};
     struct flood_err err = {0, ""};
-
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'k':
-            key_path = optarg;
-            break;
-        case 'i':
-            key_id = optarg;
-            break;
-        case 'm':
-            method = optarg;
-            break;
-        case 'u':
-            url = optarg;
-            break;
-        case 'b':
-            body_path = optarg;
-            break;
-        case 'c':
-            ctype = optarg;
-            break;
-        case 'd':
-            if (strcmp(optarg, "cavage") == 0)
-                dialect = SIGN_CAVAGE;
-            else if (strcmp(optarg, "rfc9421") == 0)
-                dialect = SIGN_RFC9421;
-            else {
-                fprintf(stderr, "flood: sign: --dialect '%s' (want cavage or rfc9421)\n", optarg);
-                return 2;
-            }
-            break;
-        case 'D':
-            if (have_time || sign_parse_http_date(optarg, &now) < 0) {
-                fprintf(stderr, "flood: sign: --date '%s' is not one IMF-fixdate\n", optarg);
-                return 2;
-            }
-            have_time = 1;
-            break;
-        case 't':
-            if (have_time || parse_epoch(optarg, &now) < 0) {
-                fprintf(stderr, "flood: sign: --time '%s' is not one epoch second count\n", optarg);
-                return 2;
-            }
-            have_time = 1;
-            break;
-        case 'h':
-            sign_usage(stdout);
-            return 0;
-        default:
-            fprintf(stderr, "flood: sign: unknown or incomplete option '%s'\n", argv[optind - 1]);
-            sign_usage(stderr);
-            return 2;
-        }
-    }
-    if (optind < argc || !key_path || !key_id || !method || !url) {
-        fprintf(stderr, "flood: sign: %s\n",
-                optind < argc ? "unexpected argument"
-                              : "--key, --key-id, --method and --url are needed");
-        sign_usage(stderr);
+    struct opt_spec spec = {.cmd = "sign",
+                            .mask = OPT_CMD_SIGN,
+                            .sets = {{sign_opt_rows, &a}},
+                            .n_sets = 1,
+                            .usage = sign_usage,
+                            .tail = sign_tail};
+    int prc = opt_defaults(&spec, &err) ? 2 : opt_parse(&spec, argc, argv);
+    if (prc)
+        return prc == 1 ? 0 : 2;
+    const char *key_path = a.key_path, *key_id = a.key_id, *method = a.method, *url = a.url,
+               *body_path = a.body_path, *ctype = a.ctype;
+    enum sign_dialect dialect = (enum sign_dialect)a.dialect;
+    time_t now = a.now;
+    if (!key_path || !key_id || !method || !url) {
+        fprintf(stderr, "flood: sign: --key, --key-id, --method and --url are needed\n");
+        opt_help(&spec, stderr);
         return 2;
     }
     if (split_url(url, &scheme, &authority, &path) < 0) {
@@ -240,24 +216,6 @@ out:
 
 /* ---- flood verify ----------------------------------------------------------------------- */
 
-static void verify_usage(FILE *f)
-{
-    fprintf(f, "usage: flood verify --key PEM_FILE --method M --url URL [options]\n"
-               "Verifies a signed request (draft-cavage-12, or RFC 9421 when Signature-Input is\n"
-               "present) and prints \"ok <dialect> keyId=<id>\"; a refusal prints\n"
-               "\"flood: verify: <verdict>: <detail>\" on stderr.\n\n"
-               "  --key PEM_FILE          the signer's public key (SPKI), or its private key\n"
-               "  --method M              the request method\n"
-               "  --url URL               http(s)://host[:port]/path?query as requested\n"
-               "  --body FILE             the request body\n"
-               "  --header 'Name: value'  a request header (repeat)\n"
-               "  --headers-file FILE     request headers, one \"Name: value\" a line\n"
-               "  --now EPOCH             the verifier's time (default: now)\n"
-               "  --window SECONDS        accepted Date / created skew (default 3600)\n"
-               "  --help                  this text\n"
-               "Exit codes: 0 accepted, 1 refused or failed, 2 usage.\n");
-}
-
 /* Add "Name: value" (owned by storage) to hs. -1 when it is not a header line. */
 static int add_header_line(char *line, struct sign_header *hs, size_t *n)
 {
@@ -281,91 +239,77 @@ static int add_header_line(char *line, struct sign_header *hs, size_t *n)
     return 0;
 }
 
+struct verify_args {
+    const char *key_path, *method, *url, *body_path;
+    char **lines, **files; /* --header, --headers-file (owned) */
+    size_t n_lines, n_files;
+    uint64_t now, window;
+};
+
+#define VA(m) OPT_AT(struct verify_args, m)
+
+const struct opt verify_opt_rows[] = {
+    {"key", OPT_STRING, "PEM_FILE", VA(key_path),
+     .help = "the signer's public key (SPKI), or its private key"},
+    {"method", OPT_STRING, "M", VA(method), .help = "the request method"},
+    {"url", OPT_STRING, "URL", VA(url), .help = "http(s)://host[:port]/path?query as requested"},
+    {"body", OPT_STRING, "FILE", VA(body_path), .help = "the request body"},
+    {"header", OPT_STRINGS, "'Name: value'", VA(lines),
+     .n_off = offsetof(struct verify_args, n_lines), .help = "a request header (repeat)"},
+    {"headers-file", OPT_STRINGS, "FILE", VA(files), .n_off = offsetof(struct verify_args, n_files),
+     .help = "request headers, one \"Name: value\" a line"},
+    {"now", OPT_UINT, "EPOCH", VA(now), .lo = 0, .hi = 1e12,
+     .help = "the verifier's time (default: now)"},
+    {"window", OPT_UINT, "SECONDS", VA(window), .lo = 0, .hi = 10.0 * 365 * 86400, .def = "3600",
+     .help = "accepted Date / created skew"},
+    {0},
+};
+
+static const char verify_usage[] =
+    "usage: flood verify --key PEM_FILE --method M --url URL [options]\n"
+    "Verifies a signed request (draft-cavage-12, or RFC 9421 when Signature-Input is\n"
+    "present) and prints \"ok <dialect> keyId=<id>\"; a refusal prints\n"
+    "\"flood: verify: <verdict>: <detail>\" on stderr.\n";
+
+static const char verify_tail[] = "Exit codes: 0 accepted, 1 refused or failed, 2 usage.\n";
+
 int cmd_verify(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"key", required_argument, NULL, 'k'},    {"method", required_argument, NULL, 'm'},
-        {"url", required_argument, NULL, 'u'},    {"body", required_argument, NULL, 'b'},
-        {"header", required_argument, NULL, 'H'}, {"headers-file", required_argument, NULL, 'F'},
-        {"now", required_argument, NULL, 'n'},    {"window", required_argument, NULL, 'w'},
-        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
-    const char *key_path = NULL, *method = NULL, *url = NULL, *body_path = NULL;
-    const char *files[16];
-    size_t n_files = 0, n = 0, body_len = 0, i;
-    char *lines[CMD_HEADERS_MAX], *file_bufs[16];
-    size_t n_lines = 0, n_bufs = 0;
+    struct verify_args a = {.now = (uint64_t)time(NULL)};
+    size_t n = 0, body_len = 0, i;
+    char *file_bufs[16];
+    size_t n_bufs = 0;
     struct sign_header hs[CMD_HEADERS_MAX];
-    time_t now = time(NULL), w;
-    long window = 3600;
-    int c, rc = 1, verdict;
+    int rc = 1, verdict;
     char *scheme = NULL, *authority = NULL, *path = NULL, *body = NULL;
     struct sign_key *key = NULL;
     struct sign_parsed *sp = NULL;
     struct flood_err err = {0, ""};
-
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'k':
-            key_path = optarg;
-            break;
-        case 'm':
-            method = optarg;
-            break;
-        case 'u':
-            url = optarg;
-            break;
-        case 'b':
-            body_path = optarg;
-            break;
-        case 'H':
-            if (n_lines == CMD_HEADERS_MAX) {
-                fprintf(stderr, "flood: verify: more than %d --header\n", CMD_HEADERS_MAX);
-                rc = 2;
-                goto out;
-            }
-            lines[n_lines++] = flood_xstrdup(optarg);
-            break;
-        case 'F':
-            if (n_files == 16) {
-                fprintf(stderr, "flood: verify: more than 16 --headers-file\n");
-                rc = 2;
-                goto out;
-            }
-            files[n_files++] = optarg;
-            break;
-        case 'n':
-            if (parse_epoch(optarg, &now) < 0) {
-                fprintf(stderr, "flood: verify: --now '%s' is not an epoch second count\n", optarg);
-                rc = 2;
-                goto out;
-            }
-            break;
-        case 'w':
-            if (parse_epoch(optarg, &w) < 0 || w > 10L * 365 * 86400) {
-                fprintf(stderr, "flood: verify: --window '%s' is not a number of seconds\n",
-                        optarg);
-                rc = 2;
-                goto out;
-            }
-            window = (long)w;
-            break;
-        case 'h':
-            verify_usage(stdout);
-            rc = 0;
-            goto out;
-        default:
-            fprintf(stderr, "flood: verify: unknown or incomplete option '%s'\n", argv[optind - 1]);
-            verify_usage(stderr);
-            rc = 2;
-            goto out;
-        }
+    struct opt_spec spec = {.cmd = "verify",
+                            .mask = OPT_CMD_VERIFY,
+                            .sets = {{verify_opt_rows, &a}},
+                            .n_sets = 1,
+                            .usage = verify_usage,
+                            .tail = verify_tail};
+    int prc = opt_defaults(&spec, &err) ? 2 : opt_parse(&spec, argc, argv);
+    const char *key_path = a.key_path, *method = a.method, *url = a.url, *body_path = a.body_path;
+    char **lines = a.lines, **files = a.files;
+    size_t n_lines = a.n_lines, n_files = a.n_files;
+    time_t now = (time_t)a.now;
+    long window = (long)a.window;
+    if (prc) {
+        rc = prc == 1 ? 0 : 2;
+        goto out;
     }
-    if (optind < argc || !key_path || !method || !url) {
-        fprintf(stderr, "flood: verify: %s\n",
-                optind < argc ? "unexpected argument" : "--key, --method and --url are needed");
-        verify_usage(stderr);
+    if (n_lines > CMD_HEADERS_MAX || n_files > 16) {
+        fprintf(stderr, "flood: verify: more than %s\n",
+                n_files > 16 ? "16 --headers-file" : "256 --header");
+        rc = 2;
+        goto out;
+    }
+    if (!key_path || !method || !url) {
+        fprintf(stderr, "flood: verify: --key, --method and --url are needed\n");
+        opt_help(&spec, stderr);
         rc = 2;
         goto out;
     }
@@ -416,8 +360,8 @@ int cmd_verify(int argc, char **argv)
 out:
     sign_parsed_free(sp);
     sign_key_free(key);
-    for (i = 0; i < n_lines; i++)
-        free(lines[i]);
+    opt_strs_free(lines, n_lines);
+    opt_strs_free(files, n_files);
     for (i = 0; i < n_bufs; i++)
         free(file_bufs[i]);
     free(scheme);

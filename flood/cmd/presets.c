@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "flood/cmd/cmd.h"
+#include "flood/core/opt.h"
 
 static int is_name(const char *s)
 {
@@ -325,45 +326,59 @@ static void list_dir(const char *dir, char ***seen, size_t *n_seen)
     free(names);
 }
 
-static const char presets_help[] =
+static const char presets_usage[] =
     "usage: flood presets [--show NAME|FILE]\n"
     "List the presets, one line each: its name and what it reproduces. A preset is a file\n"
     "of flood run options, one a line ('# what:' and '# watch:' comments name it and the\n"
     "figures to read first); `flood run --preset NAME ...` runs one, options after it win.\n"
     "Looked up in $FLOOD_PRESETS, fixtures/presets beside the binary, PREFIX/share/flood/\n"
-    "presets, ./fixtures/presets. docs/BACKPRESSURE.md explains each.\n"
-    "  --show NAME   print the preset's file\n";
+    "presets, ./fixtures/presets. docs/BACKPRESSURE.md explains each.\n";
+
+struct presets_args {
+    const char *show;
+};
+
+const struct opt presets_opt_rows[] = {
+    {"show", OPT_STRING, "NAME|FILE", OPT_AT(struct presets_args, show),
+     .help = "print the preset's file"},
+    {0},
+};
+
+/* --show: the preset's file, as it is. 0, or 1 with the error printed. */
+static int presets_show(const char *name)
+{
+    char path[PATH_MAX];
+    struct flood_err err = {0};
+    struct preset p;
+    if (presets_find(name, path, sizeof(path), &err) || presets_load(path, &p, &err)) {
+        fprintf(stderr, "flood: presets: %s\n", err.msg);
+        return 1;
+    }
+    presets_free(&p);
+    FILE *f = fopen(path, "r");
+    char buf[4096];
+    size_t n;
+    printf("# %s\n", path);
+    while (f && (n = fread(buf, 1, sizeof(buf), f)) > 0)
+        fwrite(buf, 1, n, stdout);
+    if (f)
+        fclose(f);
+    return 0;
+}
 
 int cmd_presets(int argc, char **argv)
 {
-    if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-        fputs(presets_help, stdout);
-        return 0;
-    }
-    if (argc == 3 && !strcmp(argv[1], "--show")) {
-        char path[PATH_MAX];
-        struct flood_err err = {0};
-        struct preset p;
-        if (presets_find(argv[2], path, sizeof(path), &err) || presets_load(path, &p, &err)) {
-            fprintf(stderr, "flood: presets: %s\n", err.msg);
-            return 1;
-        }
-        presets_free(&p);
-        FILE *f = fopen(path, "r");
-        char buf[4096];
-        size_t n;
-        printf("# %s\n", path);
-        while (f && (n = fread(buf, 1, sizeof(buf), f)) > 0)
-            fwrite(buf, 1, n, stdout);
-        if (f)
-            fclose(f);
-        return 0;
-    }
-    if (argc != 1) {
-        fprintf(stderr, "flood: presets: %s '%s' (flood presets --help)\n",
-                argv[1][0] == '-' ? "unknown option" : "unexpected argument", argv[1]);
-        return 2;
-    }
+    struct presets_args a = {0};
+    struct opt_spec spec = {.cmd = "presets",
+                            .mask = OPT_CMD_PRESETS,
+                            .sets = {{presets_opt_rows, &a}},
+                            .n_sets = 1,
+                            .usage = presets_usage};
+    int rc = opt_parse(&spec, argc, argv);
+    if (rc)
+        return rc == 1 ? 0 : 2;
+    if (a.show)
+        return presets_show(a.show);
     char dirs[4][PATH_MAX];
     size_t n = preset_dirs(dirs, 4);
     char **seen = NULL;

@@ -1,13 +1,15 @@
 /* flood/cmd/run_opts.h: the options of `flood run` (and of the commands that run like it):
- * parsing, the checks that need no network, and their record in run.json's config. */
+ * their rows (core/opt.h), the checks that need no network, and their record in run.json's
+ * config. */
 #ifndef FLOOD_RUN_OPTS_H
 #define FLOOD_RUN_OPTS_H
 
-#include <curl/curl.h>
 #include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
+#include "flood/core/opt.h"
 #include "flood/crowd/crowd.h"
 #include "flood/inbound/inbound.h"
 #include "flood/report/expect.h"
@@ -21,11 +23,12 @@
 /* Everything flood run was told. Strings point into argv unless said; the lists are owned
  * (run_opts_free). */
 struct run_opts {
-    const char *cmd; /* the command whose options these are, for messages ("run") */
+    const char *cmd;         /* the command whose options these are, for messages ("run") */
+    unsigned mask;           /* its OPT_CMD_* (OPT_CMD_RUN; flood capacity checks its steps' too) */
+    struct inbound_opts *io; /* the inbound side's options, which keep --resolve */
     double rate, duration_s, lookahead_s;
     long accept_wait_ms; /* -1: as --grace */
     const char *stages;
-    const char *arrival_s;
     enum sched_arrival arrival;
     const char *mix_s;
     unsigned mix[OP__COUNT];
@@ -50,10 +53,6 @@ struct run_opts {
     size_t n_personas;
     char **like_objects;
     size_t n_like;
-    struct curl_slist *resolve;
-    char **resolve_v;
-    size_t n_resolve_v;
-    json_t *resolve_j;
     json_t *inbound_args;
     const char *shard_s, *start_at_s; /* --shard K/N, --start-at T */
     uint64_t shard_k, shard_n;        /* shard_n 0: not sharded */
@@ -75,7 +74,8 @@ struct run_opts {
 /* ro with every default in force (a new, empty persona list; free with run_opts_free). */
 void run_opts_init(struct run_opts *ro);
 void run_opts_free(struct run_opts *ro);
-/* Parse argv (argv[0] = the command, named in messages) into ro, co and io. 0, 1 after
+/* Parse argv (argv[0] = the command, named in messages) into ro, co and io (kept in ro->io:
+ * --resolve lives there). 0, 1 after
  * --help (printed), 2 on a usage error (printed as "flood: CMD: ..."). */
 int run_opts_parse(int argc, char **argv, struct run_opts *ro, struct crowd_opts *co,
                    struct inbound_opts *io);
@@ -87,9 +87,7 @@ int run_opts_settle(struct run_opts *ro, struct crowd_opts *co, struct sched *sc
 /* run.json's "config": every option in force (a new reference). */
 json_t *run_opts_config_json(const struct run_opts *ro, const struct crowd_opts *co,
                              const struct sched *sc);
-/* Append a copy of s to the list *v of *n strings. */
-void run_opts_add_str(char ***v, size_t *n, const char *s);
-/* Free a list of n strings. */
-void run_opts_free_strs(char **v, size_t n);
+/* flood run's own rows (its crowd and inbound options are the crowd's and inbound side's). */
+extern const struct opt run_opt_rows[];
 
 #endif

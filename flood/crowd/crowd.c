@@ -16,6 +16,7 @@
 
 #include "flood/core/addr.h"
 #include "flood/core/fsutil.h"
+#include "flood/core/opt.h"
 #include "flood/crowd/tls.h"
 #include "flood/crowd/tls_sni.h"
 
@@ -23,140 +24,103 @@
  * render on demand (a 1,000 x 1,000 crowd would need over a gigabyte of documents). */
 #define CROWD_PRERENDER_MAX 20000
 
-const struct option crowd_options[] = {
-    {"instances", required_argument, NULL, CROWD_OPT_INSTANCES},
-    {"actors", required_argument, NULL, CROWD_OPT_ACTORS},
-    {"domain", required_argument, NULL, CROWD_OPT_DOMAIN},
-    {"listen", required_argument, NULL, CROWD_OPT_LISTEN},
-    {"public-port", required_argument, NULL, CROWD_OPT_PUBLIC_PORT},
-    {"scheme", required_argument, NULL, CROWD_OPT_SCHEME},
-    {"state", required_argument, NULL, CROWD_OPT_STATE},
-    {"key-bits", required_argument, NULL, CROWD_OPT_KEY_BITS},
-    {"key-pool", required_argument, NULL, CROWD_OPT_KEY_POOL},
-    {"key-type", required_argument, NULL, CROWD_OPT_KEY_TYPE},
-    {"tls", no_argument, NULL, CROWD_OPT_TLS},
-    {"server-threads", required_argument, NULL, CROWD_OPT_THREADS},
-    {"dns", required_argument, NULL, CROWD_OPT_DNS},
-    {"proxy", required_argument, NULL, CROWD_OPT_PROXY},
-    {NULL, 0, NULL, 0},
-};
+static int set_scheme(void *base, const struct opt *row, const char *arg, struct flood_err *err)
+{
+    (void)base;
+    (void)row;
+    static const char *const words[] = {"http", "https"};
+    int k;
+    return gram_keyword("--scheme", arg, GRAM_NUL, words, 2, &k, err);
+}
 
-const char crowd_options_help[] =
-    "crowd options:\n"
-    "  --instances N        fake instances (default 20)\n"
-    "  --actors M           actors per instance (default 10)\n"
-    "  --domain TEMPLATE    host name template with one %d (default flood%d.test)\n"
-    "  --listen ADDR:PORT   listening address (default 127.0.0.1:8080; port 0 picks one,\n"
-    "                       printed as 'listening on http://ADDR:PORT')\n"
-    "  --public-port P      port written in the crowd's URLs (default none)\n"
-    "  --scheme http|https  scheme of the crowd's URLs (default http; https with --tls)\n"
-    "  --state DIR          keys and certificates kept across runs (default\n"
-    "                       $FLOOD_STATE, else $XDG_STATE_HOME/flood, else ~/.local/state/flood)\n"
-    "  --key-bits B         RSA key size (default 2048)\n"
-    "  --key-pool K         K keys shared by the whole crowd, 0 for a key per actor (default:\n"
-    "                       what the state folder was made with; a new one gets 4 RSA keys\n"
-    "                       per core, 8 to 64, or a key per actor with Ed25519; each actor\n"
-    "                       keeps its own keyId and actor document either way)\n"
-    "  --key-type rsa|ed25519  actor keys (ed25519 for RFC 9421 runs; default rsa)\n"
-    "  --tls                serve HTTPS with a CA made in the state folder (its path is\n"
-    "                       printed) and a leaf naming every instance (up to 100), a wildcard\n"
-    "                       (a template like i%d.flood.test) or a leaf per instance by SNI\n"
-    "  --server-threads T   server threads (default 4: a key fetch blocks its thread)\n"
-    "  --dns ADDR:PORT      a name server (UDP and TCP; port 0 picks one, printed as 'dns on\n"
-    "                       ADDR:PORT') answering the crowd's names with its address,\n"
-    "                       REFUSED for every other name\n"
-    "  --proxy ADDR:PORT    an egress proxy for the target (flood serve, run, capacity):\n"
-    "                       crowd names relayed (http://) or tunnelled (CONNECT) into the\n"
-    "                       crowd, anything else refused with 403 and counted; port 0 picks\n"
-    "                       one, printed as 'proxy listening on http://ADDR:PORT'\n";
+/* config.crowd.scheme: the one in force when none was given. */
+static json_t *rec_scheme(const void *base, const struct opt *row)
+{
+    (void)row;
+    const struct crowd_opts *co = base;
+    return json_string(co->scheme ? co->scheme : (co->tls ? "https" : "http"));
+}
+
+/* --dns: a numeric listening address, checked when given. */
+static int check_listen(void *base, const struct opt *row, const char *arg,
+                        struct flood_err *err)
+{
+    (void)base;
+    if (addr_parse_listen(arg, NULL, NULL, err) == 0)
+        return 0;
+    flood_err_set(err, FLOOD_EINVAL, "--%s: expected ADDR:PORT (a numeric address), got '%s'",
+                  row->name, arg);
+    return -1;
+}
+
+#define CO(m) OPT_AT(struct crowd_opts, m)
+
+static const char *const key_type_words[] = {"rsa", "ed25519", NULL};
+
+const struct opt crowd_opt_rows[] = {
+    OPT_HEAD("crowd options:", 0),
+    {"instances", OPT_UINT, "N", CO(instances), .lo = 1, .hi = 1000000, .def = "20",
+     .json = "instances", .help = "fake instances"},
+    {"actors", OPT_UINT, "M", CO(actors), .lo = 1, .hi = 1000000, .def = "10", .json = "actors",
+     .help = "actors per instance"},
+    {"domain", OPT_STRING, "TEMPLATE", CO(domain), .def = "flood%d.test", .json = "domain",
+     .flags = OPT_F_NO_JSON_NULL, .help = "host name template with one %d"},
+    {"listen", OPT_STRING, "ADDR:PORT", CO(listen), .def = "127.0.0.1:8080", .json = "listen",
+     .flags = OPT_F_NO_JSON_NULL,
+     .help = "listening address; port 0 picks one, printed as 'listening on http://ADDR:PORT'"},
+    {"public-port", OPT_UINT, "P", CO(public_port), .lo = 1, .hi = 65535, .json = "public_port",
+     .help = "port written in the crowd's URLs (default none)"},
+    {"scheme", OPT_STRING, "http|https", CO(scheme), .set = set_scheme, .json = "scheme",
+     .record = rec_scheme, .help = "scheme of the crowd's URLs (default http; https with --tls)"},
+    {"state", OPT_STRING, "DIR", CO(state), .json = "state",
+     .help = "keys and certificates kept across runs (default $FLOOD_STATE, else "
+             "$XDG_STATE_HOME/flood, else ~/.local/state/flood)"},
+    {"key-bits", OPT_UINT, "B", CO(key_bits), .lo = 2048, .hi = 8192, .def = "2048",
+     .json = "key_bits", .help = "RSA key size"},
+    {"key-pool", OPT_UINT, "K", CO(key_pool), .lo = 0, .hi = 10000000, .json = "key_pool",
+     .help = "K keys shared by the whole crowd, 0 for a key per actor (default: what the state "
+             "folder was made with; a new one gets 4 RSA keys per core, 8 to 64, or a key per "
+             "actor with Ed25519; each actor keeps its own keyId and actor document either "
+             "way)"},
+    {"key-type", OPT_KEYWORD, "rsa|ed25519", CO(key_type), .words = key_type_words, .def = "rsa",
+     .json = "key_type", .help = "actor keys (ed25519 for RFC 9421 runs)"},
+    {"tls", OPT_FLAG, CO(tls), .json = "tls",
+     .help = "serve HTTPS with a CA made in the state folder (its path is printed) and a leaf "
+             "naming every instance (up to 100), a wildcard (a template like i%d.flood.test) "
+             "or a leaf per instance by SNI"},
+    {"server-threads", OPT_UINT, "T", CO(threads), .lo = 1, .hi = 64, .def = "4",
+     .json = "server_threads", .help = "server threads (a key fetch blocks its thread)"},
+    {"dns", OPT_STRING, "ADDR:PORT", CO(dns), .set = check_listen, .json = "dns",
+     .help = "a name server (UDP and TCP; port 0 picks one, printed as 'dns on ADDR:PORT') "
+             "answering the crowd's names with its address, REFUSED for every other name"},
+    {"proxy", OPT_STRING, "ADDR:PORT", CO(proxy), .json = "proxy",
+     .cmds = OPT_CMD_SERVE | OPT_CMD_RUN | OPT_CMD_CAPACITY,
+     .help = "an egress proxy for the target: crowd names relayed (http://) or tunnelled "
+             "(CONNECT) into the crowd, anything else refused with 403 and counted; port 0 "
+             "picks one, printed as 'proxy listening on http://ADDR:PORT'"},
+    {0},
+};
 
 void crowd_opts_defaults(struct crowd_opts *o)
 {
     memset(o, 0, sizeof(*o));
-    o->instances = 20;
-    o->actors = 10;
-    o->domain = "flood%d.test";
-    o->listen = "127.0.0.1:8080";
-    o->scheme = NULL;
-    o->key_bits = 2048;
+    struct opt_spec spec = {.sets = {{crowd_opt_rows, o}}, .n_sets = 1};
+    struct flood_err err = {0};
+    if (opt_defaults(&spec, &err)) {
+        fprintf(stderr, "flood: %s\n", err.msg);
+        abort();
+    }
     o->key_pool = CROWD_KEY_POOL_FOLDER;
-    o->key_type = SIGN_KEY_RSA;
-    o->threads = 4;
 }
 
-/* Parse a whole decimal number in [min, max] for option name. */
-static int parse_int(const char *name, const char *arg, long min, long max, int *out,
-                     struct flood_err *err)
+int crowd_opts_set(struct crowd_opts *o, const char *name, const char *arg, struct flood_err *err)
 {
-    char *end;
-    errno = 0;
-    long v = strtol(arg, &end, 10);
-    if (errno || end == arg || *end || v < min || v > max) {
-        flood_err_set(err, FLOOD_EINVAL, "--%s: expected a number from %ld to %ld, got '%s'", name,
-                      min, max, arg);
+    const struct opt *row = opt_find(crowd_opt_rows, name);
+    if (!row) {
+        flood_err_set(err, FLOOD_EINVAL, "crowd: no option --%s", name);
         return -1;
     }
-    *out = (int)v;
-    return 0;
-}
-
-int crowd_opts_set(struct crowd_opts *o, int id, const char *arg, struct flood_err *err)
-{
-    switch (id) {
-    case CROWD_OPT_INSTANCES:
-        return parse_int("instances", arg, 1, 1000000, &o->instances, err);
-    case CROWD_OPT_ACTORS:
-        return parse_int("actors", arg, 1, 1000000, &o->actors, err);
-    case CROWD_OPT_DOMAIN:
-        o->domain = arg;
-        return 0;
-    case CROWD_OPT_LISTEN:
-        o->listen = arg;
-        return 0;
-    case CROWD_OPT_PUBLIC_PORT:
-        return parse_int("public-port", arg, 1, 65535, &o->public_port, err);
-    case CROWD_OPT_SCHEME:
-        if (strcmp(arg, "http") && strcmp(arg, "https")) {
-            flood_err_set(err, FLOOD_EINVAL, "--scheme: expected http or https, got '%s'", arg);
-            return -1;
-        }
-        o->scheme = arg;
-        return 0;
-    case CROWD_OPT_STATE:
-        o->state = arg;
-        return 0;
-    case CROWD_OPT_KEY_BITS:
-        return parse_int("key-bits", arg, 2048, 8192, &o->key_bits, err);
-    case CROWD_OPT_KEY_POOL:
-        return parse_int("key-pool", arg, 0, 10000000, &o->key_pool, err);
-    case CROWD_OPT_KEY_TYPE:
-        if (!strcmp(arg, "rsa"))
-            o->key_type = SIGN_KEY_RSA;
-        else if (!strcmp(arg, "ed25519"))
-            o->key_type = SIGN_KEY_ED25519;
-        else {
-            flood_err_set(err, FLOOD_EINVAL, "--key-type: expected rsa or ed25519, got '%s'", arg);
-            return -1;
-        }
-        return 0;
-    case CROWD_OPT_TLS:
-        o->tls = 1;
-        return 0;
-    case CROWD_OPT_THREADS:
-        return parse_int("server-threads", arg, 1, 64, &o->threads, err);
-    case CROWD_OPT_DNS:
-        o->dns = arg;
-        if (addr_parse_listen(arg, NULL, NULL, err) == 0)
-            return 0;
-        flood_err_set(err, FLOOD_EINVAL, "--dns: expected ADDR:PORT (a numeric address), got '%s'",
-                      arg);
-        return -1;
-    case CROWD_OPT_PROXY:
-        o->proxy = arg;
-        return 0;
-    }
-    flood_err_set(err, FLOOD_EINVAL, "crowd: unknown option id %d", id);
-    return -1;
+    return opt_apply(row, o, arg, err);
 }
 
 int crowd_opts_check(const struct crowd_opts *o, struct flood_err *err)
@@ -199,21 +163,6 @@ int crowd_port_warning(const struct crowd_opts *o, int bound_port, char *buf, si
              "straight to the listener",
              bound_port, url_port, bound_port, bound_port);
     return 1;
-}
-
-struct option *crowd_merge_options(const struct option *a, const struct option *b)
-{
-    size_t na = 0, nb = 0;
-    while (a && a[na].name)
-        na++;
-    while (b && b[nb].name)
-        nb++;
-    struct option *o = flood_xcalloc(na + nb + 1, sizeof(*o));
-    if (na)
-        memcpy(o, a, na * sizeof(*o));
-    if (nb)
-        memcpy(o + na, b, nb * sizeof(*o));
-    return o;
 }
 
 /* ---- the state folder ----------------------------------------------------------------- */

@@ -13,9 +13,9 @@
 #ifndef FLOOD_CROWD_H
 #define FLOOD_CROWD_H
 
-#include <getopt.h>
 #include <stdint.h>
 
+#include "flood/core/opt.h"
 #include "sign/err.h"
 #include "flood/crowd/follows.h"
 #include "sign/sign.h"
@@ -55,31 +55,15 @@ struct crowd_opts {
  * are made in microseconds. */
 int crowd_default_pool(enum sign_key_type t);
 
-/* Option ids of the crowd's options, above any command's own (which stay below 1000). */
-enum {
-    CROWD_OPT_INSTANCES = 1000,
-    CROWD_OPT_ACTORS,
-    CROWD_OPT_DOMAIN,
-    CROWD_OPT_LISTEN,
-    CROWD_OPT_PUBLIC_PORT,
-    CROWD_OPT_SCHEME,
-    CROWD_OPT_STATE,
-    CROWD_OPT_KEY_BITS,
-    CROWD_OPT_KEY_POOL,
-    CROWD_OPT_KEY_TYPE,
-    CROWD_OPT_TLS,
-    CROWD_OPT_THREADS,
-    CROWD_OPT_DNS,
-    CROWD_OPT_PROXY,
-};
+/* The crowd's option rows (core/opt.h) over struct crowd_opts, for every command that runs
+ * a crowd; their config record is run.json's config.crowd. */
+extern const struct opt crowd_opt_rows[];
 
-/* getopt_long entries of the crowd's options, terminated by a zero entry, and their help. */
-extern const struct option crowd_options[];
-extern const char crowd_options_help[];
-
+/* o with every default in force (key_pool: CROWD_KEY_POOL_FOLDER). */
 void crowd_opts_defaults(struct crowd_opts *o);
-/* Apply option id (CROWD_OPT_*) with its argument. 0, or -1 and err ("--actors: ..."). */
-int crowd_opts_set(struct crowd_opts *o, int id, const char *arg, struct flood_err *err) FLOOD_WUR;
+/* Apply option --name with its argument (NULL for --tls). 0, or -1 and err ("--actors: ..."). */
+int crowd_opts_set(struct crowd_opts *o, const char *name, const char *arg,
+                   struct flood_err *err) FLOOD_WUR;
 
 /* Check options before anything is made (the template, counts, scheme, --listen).
  * 0, or -1 and err naming the option. */
@@ -90,9 +74,6 @@ int crowd_opts_check(const struct crowd_opts *o, struct flood_err *err) FLOOD_WU
  * the listener only through a redirect or a proxy. 1 and the text in buf[size] (naming
  * --public-port), or 0 when the ports agree or --public-port was given. */
 int crowd_port_warning(const struct crowd_opts *o, int bound_port, char *buf, size_t size);
-
-/* A new getopt_long array: a's entries then b's (each zero-terminated); free(). */
-struct option *crowd_merge_options(const struct option *a, const struct option *b);
 
 struct crowd_doc {
     char *body; /* owned */

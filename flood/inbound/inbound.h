@@ -11,35 +11,31 @@
 #ifndef FLOOD_INBOUND_H
 #define FLOOD_INBOUND_H
 
-#include <getopt.h>
 #include <jansson.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #include "flood/crowd/crowd.h"
+#include "flood/core/opt.h"
 #include "flood/crowd/fault.h"
 #include "sign/err.h"
 #include "flood/measure/probes.h"
 #include "flood/crowd/server.h"
 
-/* Option ids of the inbound options, 2000 and up (crowd's are 1000+, commands' < 1000). */
-enum {
-    INBOUND_OPT_ALLOW_HOST = 2000, /* --allow-host HOST (repeatable) */
-    INBOUND_OPT_FAULT,             /* --fault SPEC (repeatable) */
-    INBOUND_OPT_LOG_DELIVERIES,    /* --log-deliveries */
-    INBOUND_OPT_NO_VERIFY,         /* --no-verify: accept unsigned deliveries (counted) */
-    INBOUND_OPT_RESOLVE,           /* --resolve HOST:PORT:ADDR for key fetches and Accepts */
-    INBOUND_OPT_POPULATION,        /* --population SPEC: instance classes (population.h) */
-};
-extern const struct option inbound_options[];
-extern const char inbound_options_help[];
+/* The inbound side's option rows (core/opt.h) over struct inbound_opts. */
+extern const struct opt inbound_opt_rows[];
 
 struct inbound_opts;
 struct inbound_opts *inbound_opts_new(void);
 void inbound_opts_free(struct inbound_opts *o);
-/* Apply an INBOUND_OPT_* option. 0, or -1 and err. */
-int inbound_opts_set(struct inbound_opts *o, int id, const char *arg,
+/* Apply option --name (its row) with its argument (NULL for a flag). 0, or -1 and err. */
+int inbound_opts_set(struct inbound_opts *o, const char *name, const char *arg,
                      struct flood_err *err) FLOOD_WUR;
+/* Add a --resolve HOST:PORT:ADDR (checked). 0, or -1 and err. */
+int inbound_opts_add_resolve(struct inbound_opts *o, const char *arg,
+                             struct flood_err *err) FLOOD_WUR;
+/* The --resolve entries, in order (borrowed; *n of them). o may be NULL (none). */
+const char *const *inbound_opts_resolve(const struct inbound_opts *o, size_t *n);
 /* Allow key fetches from host (the personas' hosts, added by `flood run`). */
 void inbound_opts_allow_host(struct inbound_opts *o, const char *host);
 

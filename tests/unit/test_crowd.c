@@ -17,25 +17,22 @@ static void test_options(void)
     struct flood_err err = {0};
     crowd_opts_defaults(&o);
     CHECK(o.instances == 20 && o.actors == 10 && o.key_bits == 2048, "defaults 20 x 10, 2048 bits");
-    CHECK(crowd_opts_set(&o, CROWD_OPT_INSTANCES, "5", &err) == 0 && o.instances == 5,
-          "--instances 5");
-    CHECK(crowd_opts_set(&o, CROWD_OPT_INSTANCES, "0", &err) == -1, "--instances 0 refused");
+    CHECK(crowd_opts_set(&o, "instances", "5", &err) == 0 && o.instances == 5, "--instances 5");
+    CHECK(crowd_opts_set(&o, "instances", "0", &err) == -1, "--instances 0 refused");
     CHECK(strstr(err.msg, "--instances") != NULL, "the error names the option: %s", err.msg);
-    CHECK(crowd_opts_set(&o, CROWD_OPT_ACTORS, "12x", &err) == -1, "--actors 12x refused");
-    CHECK(crowd_opts_set(&o, CROWD_OPT_ACTORS, "", &err) == -1, "--actors '' refused");
-    CHECK(crowd_opts_set(&o, CROWD_OPT_KEY_BITS, "1024", &err) == -1,
+    CHECK(crowd_opts_set(&o, "actors", "12x", &err) == -1, "--actors 12x refused");
+    CHECK(crowd_opts_set(&o, "actors", "", &err) == -1, "--actors '' refused");
+    CHECK(crowd_opts_set(&o, "key-bits", "1024", &err) == -1,
           "--key-bits 1024 refused (Fedify needs 2048)");
-    CHECK(crowd_opts_set(&o, CROWD_OPT_SCHEME, "ftp", &err) == -1, "--scheme ftp refused");
-    CHECK(crowd_opts_set(&o, CROWD_OPT_KEY_TYPE, "dsa", &err) == -1, "--key-type dsa refused");
-    CHECK(crowd_opts_set(&o, CROWD_OPT_KEY_TYPE, "ed25519", &err) == 0 &&
-              o.key_type == SIGN_KEY_ED25519,
+    CHECK(crowd_opts_set(&o, "scheme", "ftp", &err) == -1, "--scheme ftp refused");
+    CHECK(crowd_opts_set(&o, "key-type", "dsa", &err) == -1, "--key-type dsa refused");
+    CHECK(crowd_opts_set(&o, "key-type", "ed25519", &err) == 0 && o.key_type == SIGN_KEY_ED25519,
           "--key-type ed25519");
-    CHECK(crowd_opts_set(&o, CROWD_OPT_PUBLIC_PORT, "65536", &err) == -1,
-          "--public-port 65536 refused");
+    CHECK(crowd_opts_set(&o, "public-port", "65536", &err) == -1, "--public-port 65536 refused");
     CHECK(o.key_pool == CROWD_KEY_POOL_FOLDER, "no --key-pool: the state folder's layout");
-    CHECK(crowd_opts_set(&o, CROWD_OPT_KEY_POOL, "0", &err) == 0 && o.key_pool == 0,
+    CHECK(crowd_opts_set(&o, "key-pool", "0", &err) == 0 && o.key_pool == 0,
           "--key-pool 0: a key per actor");
-    CHECK(crowd_opts_set(&o, CROWD_OPT_KEY_POOL, "-1", &err) == -1, "--key-pool -1 refused");
+    CHECK(crowd_opts_set(&o, "key-pool", "-1", &err) == -1, "--key-pool -1 refused");
     int k = crowd_default_pool(SIGN_KEY_RSA);
     CHECK(k >= 8 && k <= 64, "a new folder's RSA pool: %d keys", k);
     CHECK(crowd_default_pool(SIGN_KEY_ED25519) == 0, "Ed25519: a key per actor");

@@ -560,7 +560,7 @@ static void test_no_verify(void)
 {
     struct inbound_opts *o = inbound_opts_new();
     struct flood_err e = {0};
-    CHECK(inbound_opts_set(o, INBOUND_OPT_NO_VERIFY, NULL, &e) == 0, "--no-verify");
+    CHECK(inbound_opts_set(o, "no-verify", NULL, &e) == 0, "--no-verify");
     struct inbound *in = inbound_new(crowd, o, NULL, &e);
     char *note = activity("Create", ALICE "/activities/nv", ALICE, NULL);
     char err[512];
@@ -729,24 +729,22 @@ static void test_opts(void)
 {
     struct inbound_opts *o = inbound_opts_new();
     struct flood_err e = {0};
-    CHECK(inbound_opts_set(o, INBOUND_OPT_FAULT, "flood1:x=1", &e) < 0 &&
-              !strcmp(e.msg, "fault: unknown key 'x' in 'flood1:x=1'"),
+    CHECK(inbound_opts_set(o, "fault", "flood1:x=1", &e) < 0 &&
+              !strcmp(e.msg, "--fault: unknown key 'x' in 'flood1:x=1'"),
           "--fault with a bad spec is refused");
-    CHECK(inbound_opts_set(o, INBOUND_OPT_FAULT, "flood9:hang", &e) == 0,
-          "--fault flood9:hang parses");
+    CHECK(inbound_opts_set(o, "fault", "flood9:hang", &e) == 0, "--fault flood9:hang parses");
     CHECK(inbound_new(crowd, o, NULL, &e) == NULL &&
               strstr(e.msg, "fault: no instance 'flood9' in the crowd"),
           "but a crowd of 2 has no flood9 (%s)", e.msg);
-    CHECK(inbound_opts_set(o, INBOUND_OPT_RESOLVE, "remote.test:80:127.0.0.1", &e) == 0,
+    CHECK(inbound_opts_set(o, "resolve", "remote.test:80:127.0.0.1", &e) == 0,
           "--resolve HOST:PORT:ADDR");
-    CHECK(inbound_opts_set(o, INBOUND_OPT_RESOLVE, "remote.test:http:127.0.0.1", &e) < 0,
+    CHECK(inbound_opts_set(o, "resolve", "remote.test:http:127.0.0.1", &e) < 0,
           "--resolve with a port that is not a number is refused");
-    CHECK(inbound_opts_set(o, INBOUND_OPT_ALLOW_HOST, "a b", &e) < 0,
-          "--allow-host with a space is refused");
+    CHECK(inbound_opts_set(o, "allow-host", "a b", &e) < 0, "--allow-host with a space is refused");
     inbound_opts_free(o);
 
     o = inbound_opts_new();
-    CHECK(inbound_opts_set(o, INBOUND_OPT_FAULT, "flood2:status=503,share=50%", &e) == 0,
+    CHECK(inbound_opts_set(o, "fault", "flood2:status=503,share=50%", &e) == 0,
           "fault for run.json");
     struct inbound *in = inbound_new(crowd, o, NULL, &e);
     json_t *s = in ? inbound_json(in) : NULL;
