@@ -64,6 +64,7 @@ enum {
     RUN_OPT_START_AT,
     RUN_OPT_LOG_SENDS,
     RUN_OPT_LOOPS,
+    RUN_OPT_REFOLLOW,
 };
 
 static const struct option run_own_options[] = {
@@ -115,6 +116,7 @@ static const struct option run_own_options[] = {
     {"start-at", required_argument, NULL, RUN_OPT_START_AT},
     {"log-sends", required_argument, NULL, RUN_OPT_LOG_SENDS},
     {"loops", required_argument, NULL, RUN_OPT_LOOPS},
+    {"refollow", required_argument, NULL, RUN_OPT_REFOLLOW},
     {NULL, 0, NULL, 0},
 };
 
@@ -159,6 +161,9 @@ static const char run_help[] =
     "  --reply-depth D      unseen crowd parents of a reply's chain (default 3)\n"
     "  --unseen P           % of announces and replies whose object is a crowd note the\n"
     "                       target never saw, so it must fetch it (default 50)\n"
+    "  --refollow M         a Follow drawn when every crowd actor already follows the persona\n"
+    "                       (the follow state in --state): repeat (default: sent as a\n"
+    "                       refollow, counted apart) or undo-first (an Undo of one first)\n"
     "  --undo-share P       % of like/announce/emoji-react sent as the Undo of an earlier one\n"
     "                       (default 0)\n"
     "  --rotate-keys P      % of update-actor that rotate the actor's key (same keyId, another\n"
@@ -417,6 +422,14 @@ static int run_opt_load(struct run_opts *ro, int id, const char *arg, struct flo
             return -1;
         }
         ro->sndo.preconnect = (long)u;
+        return 0;
+    case RUN_OPT_REFOLLOW:
+        if (strcmp(arg, "repeat") && strcmp(arg, "undo-first")) {
+            flood_err_set(e, FLOOD_EINVAL, "--refollow: expected repeat or undo-first, got '%s'",
+                          arg);
+            return -1;
+        }
+        ro->refollow = strcmp(arg, "repeat") ? WORKLOAD_REFOLLOW_UNDO_FIRST : 0;
         return 0;
     case RUN_OPT_LOOPS:
         if (parse_u64(arg, 1, SENDER_LOOPS_MAX, &u)) {
@@ -749,6 +762,7 @@ json_t *run_opts_config_json(const struct run_opts *ro, const struct crowd_opts 
     for (int i = 0; i < OP__COUNT; i++)
         json_object_set_new(mix, op_name((enum op_kind)i), json_integer(ro->mix[i]));
     json_object_set_new(c, "mix", mix);
+    json_object_set_new(c, "refollow", json_string(ro->refollow ? "undo-first" : "repeat"));
     json_object_set_new(c, "content", json_string(ro->content_s ? ro->content_s : "default"));
     json_object_set_new(c, "content_opt",
                         ro->content_opt_s ? json_string(ro->content_opt_s) : json_null());

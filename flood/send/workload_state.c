@@ -384,7 +384,10 @@ json_t *workload_mix_json(struct workload *w)
         json_object_set_new(r, "unanswered", json_integer((json_int_t)(n > a + j ? n - a - j : 0)));
         json_object_set_new(o, "refollows", r);
     }
-    if (w->state_paths) {
+    size_t n_files = 0;
+    for (size_t i = 0; w->state_paths && i < w->n_p; i++)
+        n_files += w->state_paths[i] != NULL;
+    if (n_files) {
         json_t *st = json_object(), *files = json_array();
         for (size_t i = 0; i < w->n_p; i++)
             if (w->state_paths[i])

@@ -45,6 +45,8 @@ const USAGE = `usage: node server.mjs [options]
   --delivery-timeout-ms MS   abort a delivery (POST) after MS (default: none, undici's 30 s)
   --retry-after-on-429 Y     yes (default) or no: send Retry-After with a 429
   --autopost-ms MS           every local account with followers posts every MS (default 0: off)
+  --ignore-repeat-follow     a Follow from an actor that already follows gets no Accept
+                             (as Hackers' Pub; Mastodon, Misskey, GoToSocial, Pleroma accept again)
   --help                     this text
 `;
 
@@ -78,6 +80,7 @@ function parseArgs(argv) {
         deliveryTimeoutMs: 0,
         retryAfter429: true,
         autopostMs: 0,
+        ignoreRepeatFollow: false,
     };
     const need = (i, name) => {
         if (i + 1 >= argv.length) fail(`${name} needs a value`);
@@ -171,6 +174,9 @@ function parseArgs(argv) {
                 o.retryAfter429 = v === "yes";
                 break;
             }
+            case "--ignore-repeat-follow":
+                o.ignoreRepeatFollow = true;
+                break;
             case "--autopost-ms":
                 o.autopostMs = int(need(i++, a), a, 0);
                 break;
@@ -368,7 +374,13 @@ async function main() {
         kv,
         log,
     });
-    processor = makeProcessor({ store, stats, context, followups });
+    processor = makeProcessor({
+        store,
+        stats,
+        context,
+        followups,
+        ignoreRepeatFollow: o.ignoreRepeatFollow,
+    });
     const api = makeApi({ store, stats, context, domain: o.domain, log, remember: followups.remember });
     queue.start();
     for (const p of Object.values(pools)) p.start();
@@ -416,6 +428,7 @@ async function main() {
                 delivery_timeout_ms: o.deliveryTimeoutMs || null,
                 retry_after_on_429: o.retryAfter429,
                 autopost_ms: o.autopostMs || null,
+                ignore_repeat_follow: o.ignoreRepeatFollow,
                 origin_burst: o.burst,
                 origin_refill: o.refill,
                 lax: o.lax,
