@@ -476,7 +476,8 @@ static void run_accept_wait(struct run *r)
     for (long waited = 0; !r->res.interrupted && waited < r->ro.accept_wait_ms; waited += 100) {
         struct probes_totals pt;
         probes_snapshot(r->probes, &pt, NULL);
-        if (pt.open == 0)
+        /* a refollow's answer (Accept again, Reject, or none) waited for up to 3 s */
+        if (pt.open == 0 && (waited >= 3000 || workload_refollows_open(r->w) == 0))
             break;
         if (waited == 0 && !r->ro.quiet)
             fprintf(stderr, "flood: run: waiting up to %ld ms for %" PRIu64 " Accepts\n",

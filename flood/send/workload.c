@@ -272,6 +272,7 @@ void workload_free(struct workload *w)
     free(w->outboxes);
     free(w->posters);
     free(w->poster_pos);
+    free(w->young);
     free(w->n_following);
     free(w->prior);
     free(w->events);
@@ -350,7 +351,8 @@ static void poster_remove(struct workload *w, uint32_t idx)
     w->poster_pos[idx] = 0;
 }
 
-/* A Create of seq by idx enters its outbox's ring (the one it pushes out leaves it). */
+/* A Create of seq by idx enters its outbox's ring (an aged one it pushes out leaves the
+ * standing count) and the queue of posts to age in. */
 static void outbox_push(struct workload *w, uint32_t idx, uint64_t seq)
 {
     struct outbox **ob = &w->outboxes[idx];
@@ -359,31 +361,78 @@ static void outbox_push(struct workload *w, uint32_t idx, uint64_t seq)
     struct outbox *o = *ob;
     if (o->total >= OUTBOX_RECENT) {
         const struct entry *old = workload_entry(w, o->recent[o->total % OUTBOX_RECENT], 0);
-        if (old && !(old->persona_op & F_DELETED) && o->standing)
-            o->standing--;
+        if (old && (old->persona_op & (F_DELETED | F_AGED)) == F_AGED && --o->standing == 0)
+            poster_remove(w, idx);
     }
     o->recent[o->total % OUTBOX_RECENT] = seq;
     o->total++;
-    o->standing++;
-    if (!w->revs[idx].gone)
-        poster_add(w, idx);
+    if (w->n_young == w->cap_young) {
+        w->cap_young = w->cap_young ? w->cap_young * 2 : 1024;
+        w->young = flood_xrealloc(w->young, w->cap_young * sizeof(*w->young));
+    }
+    w->young[w->n_young++] = seq;
 }
 
-/* One of idx's recent Creates still standing, drawn uniformly, or -1. */
+/* One of idx's recent Creates standing and aged in (age_posts), drawn uniformly, or -1. */
 static int64_t recent_create(struct workload *w, uint64_t *rng, uint32_t idx)
 {
     const struct outbox *ob = w->outboxes[idx];
     if (!ob || ob->standing == 0)
         return -1;
-    uint64_t n = ob->total < OUTBOX_RECENT ? ob->total : OUTBOX_RECENT;
-    uint64_t k = below(rng, ob->standing);
+    uint64_t n = ob->total < OUTBOX_RECENT ? ob->total : OUTBOX_RECENT,
+             k = below(rng, ob->standing);
     for (uint64_t i = 0; i < n; i++) {
         uint64_t t = ob->recent[(ob->total - 1 - i) % OUTBOX_RECENT];
         const struct entry *te = workload_entry(w, t, 0);
-        if (te && !(te->persona_op & F_DELETED) && k-- == 0)
+        if (te && (te->persona_op & (F_DELETED | F_AGED)) == F_AGED && k-- == 0)
             return (int64_t)t;
     }
     return -1;
+}
+
+/* The Creates sent by t_max (seconds after the start) become notes an update or a delete
+ * may name: the target has had POST_AGE_S to take them. In seq order (intended times only
+ * grow); a Create pushed out of its actor's recent ring meanwhile is skipped. */
+static void age_posts(struct workload *w, int64_t t_max)
+{
+    while (w->young_head < w->n_young) {
+        uint64_t t = w->young[w->young_head];
+        struct entry *te = workload_entry(w, t, 0);
+        if (te && te->t_off > t_max)
+            break;
+        w->young_head++;
+        const struct outbox *ob = te ? w->outboxes[te->actor_idx] : NULL;
+        if (!ob)
+            continue;
+        int in_ring = 0;
+        uint64_t n = ob->total < OUTBOX_RECENT ? ob->total : OUTBOX_RECENT;
+        for (uint64_t i = 0; i < n && !in_ring; i++)
+            in_ring = ob->recent[(ob->total - 1 - i) % OUTBOX_RECENT] == t;
+        if (!in_ring || (te->persona_op & F_DELETED) || w->revs[te->actor_idx].gone)
+            continue;
+        te->persona_op |= F_AGED;
+        w->outboxes[te->actor_idx]->standing++;
+        poster_add(w, te->actor_idx);
+    }
+    if (w->young_head > 4096 && w->young_head * 2 > w->n_young) { /* drop what was read */
+        memmove(w->young, w->young + w->young_head,
+                (w->n_young - w->young_head) * sizeof(*w->young));
+        w->n_young -= w->young_head;
+        w->young_head = 0;
+    }
+}
+
+/* An update's or a delete's note: an aged standing post of an actor drawn among those with
+ * one (settle_op saw one): 0 with *idx and *t, or -1 (a post too far back to refer to). */
+static int pick_post(struct workload *w, uint64_t *rng, uint64_t seq, uint32_t *idx, int64_t *t)
+{
+    uint32_t j = w->posters[below(rng, w->n_posters)];
+    int64_t c = recent_create(w, rng, j);
+    if (c < 0 || seq - (uint64_t)c > UINT32_MAX)
+        return -1;
+    *idx = j;
+    *t = c;
+    return 0;
 }
 
 /* The first actor not deleted from idx on (flat order, wrapping): delete-actor never deletes
@@ -547,11 +596,10 @@ static void decide_more(struct workload *w, uint64_t *rng, uint64_t seq, enum op
         return;
     case OP_UPDATE:
     case OP_DELETE: {
-        /* the actor for the kind: one with a standing post (settle_op saw one) */
-        *idx = w->posters[below(rng, w->n_posters)];
-        int64_t t = recent_create(w, rng, *idx);
-        if (t < 0 || seq - (uint64_t)t > UINT32_MAX) {
-            *op = OP_CREATE; /* a post too far back to refer to: counted as it was sent */
+        /* the actor for the kind: one with a standing post old enough */
+        int64_t t;
+        if (pick_post(w, rng, seq, idx, &t)) {
+            *op = OP_CREATE; /* a post 2^32 activities back: sent as the Create it became */
             return;
         }
         *ref = (uint32_t)(seq - (uint64_t)t);
@@ -578,17 +626,31 @@ static void decide_more(struct workload *w, uint64_t *rng, uint64_t seq, enum op
     }
 }
 
+/* Whether a followed pair's Follow was sent REFOLLOW_AGE_S before t_now (or by an earlier
+ * run). */
+static int pair_aged(struct workload *w, const struct pair *pr, int64_t t_now)
+{
+    const struct entry *e = pr->prior ? NULL : workload_entry(w, pr->follow_seq, 0);
+    return pr->prior || (e && e->t_off <= t_now - REFOLLOW_AGE_S);
+}
+
 /* Follow, Undo(Follow) and refollow: the pair and the followed pairs' table. */
-static void decide_follow(struct workload *w, uint64_t *rng, uint64_t seq, enum op_kind *op,
-                          uint32_t *idx, uint32_t *persona, uint32_t *ref, uint32_t *flags)
+static void decide_follow(struct workload *w, uint64_t *rng, uint64_t seq, int64_t t_now,
+                          enum op_kind *op, uint32_t *idx, uint32_t *persona, uint32_t *ref,
+                          uint32_t *flags)
 {
     if (*op == OP_FOLLOW) {
         free_pair(w, idx, persona);
         workload_pair_add(w, ((uint64_t)*idx << 32) | *persona, seq, 0);
         return;
     }
-    /* an Undo or a refollow: of a followed pair drawn uniformly (settle_op saw one) */
+    /* an Undo or a refollow: of a followed pair drawn uniformly (settle_op saw one); a
+     * refollow's pair preferably followed REFOLLOW_AGE_S before or by an earlier run, so that
+     * the target has taken the first Follow (a few draws, else the last drawn) */
     size_t d = (size_t)below(rng, w->n_dense);
+    for (int tries = 0; *op == OP_REFOLLOW && tries < 8 && !pair_aged(w, &w->dense[d], t_now);
+         tries++)
+        d = (size_t)below(rng, w->n_dense);
     struct pair pr = w->dense[d];
     *idx = (uint32_t)(pr.key >> 32);
     *persona = (uint32_t)pr.key;
@@ -629,6 +691,8 @@ static void decide(struct workload *w, uint64_t seq, int64_t when_ns, struct ent
             !(po == OP_VOTE && w->depth == 0))
             op = (enum op_kind)po;
     }
+    int64_t off = (int64_t)when - (int64_t)w->start;
+    age_posts(w, off - POST_AGE_S);
     *drawn = op;
     op = settle_op(w, op, how);
     uint32_t persona = (uint32_t)below(&rng, w->n_p);
@@ -642,11 +706,11 @@ static void decide(struct workload *w, uint64_t seq, int64_t when_ns, struct ent
     } else if (op == OP_DELETE_ACTOR) {
         delete_actor(w, idx, when_ns);
     } else if (op == OP_FOLLOW || op == OP_UNDO || op == OP_REFOLLOW) {
-        decide_follow(w, &rng, seq, &op, &idx, &persona, &ref, &flags);
+        decide_follow(w, &rng, seq, off, &op, &idx, &persona, &ref, &flags);
     } else if (op > OP_UNDO) {
         decide_more(w, &rng, seq, &op, &idx, &persona, &ref, &flags);
     }
-    int64_t off = (int64_t)when - (int64_t)w->start;
+
     e->actor_idx = idx;
     e->persona_op = flags | ((uint32_t)(op + 1) << PERSONA_BITS) | persona;
     if (op == OP_UPDATE_ACTOR) {

@@ -219,6 +219,8 @@ json_t *workload_mix_json(struct workload *w);
 /* Before the run: a line for each thing the run cannot do as asked (every crowd actor
  * already follows a persona), "" when none, into buf. */
 void workload_notes(struct workload *w, char *buf, size_t size);
+/* Refollows sent and not answered yet. Thread-safe. */
+uint64_t workload_refollows_open(struct workload *w);
 /* An Accept (accepted) or Reject of a refollow of this run, by the Follow's id: recorded
  * once and 1, or 0 when the id is not a refollow of this run. Thread-safe. */
 int workload_refollow_answer(struct workload *w, const char *follow_id, int accepted);

@@ -19,12 +19,15 @@
 #define F_DELETED    (1u << 30) /* a Create whose note a later Delete removed */
 #define F_UNDO_REACT (1u << 31) /* an Undo of a Like/Announce/EmojiReact, not a Follow */
 /* the same bits on the records they do not otherwise mark */
-#define F_PRIOR       F_UNSEEN  /* an Undo of a Follow an earlier run sent: ref indexes w->prior */
-#define F_ANSWERED    F_DELETED /* a refollow answered by an Accept or a Reject */
-#define F_ACCEPTED    F_UNDO_REACT /* ... by an Accept */
-#define REACT_RING    4096         /* reactions an Undo may draw from */
-#define OUTBOX_RECENT 20
-#define ACTORS_MAX    (UINT32_C(1) << 24) /* crowd actors the per-actor tables cover */
+#define F_PRIOR        F_UNSEEN  /* an Undo of a Follow an earlier run sent: ref indexes w->prior */
+#define F_ANSWERED     F_DELETED /* a refollow answered by an Accept or a Reject */
+#define F_ACCEPTED     F_UNDO_REACT /* ... by an Accept */
+#define F_AGED         F_UNDO_REACT /* a Create old enough for an update or delete to name */
+#define REACT_RING     4096         /* reactions an Undo may draw from */
+#define OUTBOX_RECENT  20
+#define POST_AGE_S     5  /* an update or delete names a post sent at least this long before */
+#define REFOLLOW_AGE_S 10 /* a refollow repeats a Follow sent at least this long before */
+#define ACTORS_MAX     (UINT32_C(1) << 24) /* crowd actors the per-actor tables cover */
 
 /* One built activity. ref: a Like's, reaction's, announce's or reply's post index; an
  * Undo's, Update's or Delete's distance back to its object; an update-actor's revision. */
@@ -67,7 +70,7 @@ struct actor_rev {
 struct outbox {
     uint64_t total;
     uint64_t recent[OUTBOX_RECENT]; /* ring of the last Creates' seqs */
-    uint32_t standing;              /* of them, not deleted */
+    uint32_t standing;              /* of them, aged in and not deleted */
 };
 
 /* Followed pairs: an open-addressing map from pair key to its place in a dense array (so
@@ -132,6 +135,8 @@ struct workload {
     uint64_t op_offset;
     uint32_t *posters, *poster_pos;
     uint32_t n_posters;
+    uint64_t *young; /* Creates not aged in yet (age_posts), from young_head on */
+    size_t young_head, n_young, cap_young;
     uint32_t *n_following; /* per persona */
     uint64_t owed[OP__COUNT];
     /* of the activities built to send: drawn as [from], sent as [to] for want of what

@@ -401,6 +401,14 @@ json_t *workload_mix_json(struct workload *w)
     return o;
 }
 
+uint64_t workload_refollows_open(struct workload *w)
+{
+    pthread_mutex_lock(&w->lock);
+    uint64_t n = w->by_op[OP_REFOLLOW], a = w->refollow_acc + w->refollow_rej;
+    pthread_mutex_unlock(&w->lock);
+    return n > a ? n - a : 0;
+}
+
 void workload_notes(struct workload *w, char *buf, size_t size)
 {
     size_t len = 0;
@@ -424,13 +432,14 @@ void workload_notes(struct workload *w, char *buf, size_t size)
     pthread_mutex_unlock(&w->lock);
     /* a Delete needs a standing post of a Create: more Deletes than Creates cannot hold */
     const unsigned *mix = w->o.mix;
-    if (mix[OP_DELETE] > mix[OP_CREATE] && len < size)
-        len += (size_t)snprintf(buf + len, size - len,
-                                "--mix delete=%u asks more Deletes than Creates (create=%u): a "
-                                "Delete removes a post of its sender's, so about %.1f%% of the "
-                                "activities will be Creates sent in place of Deletes\n",
-                                mix[OP_DELETE], mix[OP_CREATE],
-                                50.0 * (mix[OP_DELETE] - mix[OP_CREATE]) / w->mix_total);
+    if (mix[OP_DELETE] && mix[OP_DELETE] >= mix[OP_CREATE] && len < size)
+        len += (size_t)snprintf(
+            buf + len, size - len,
+            "--mix delete=%u asks as many Deletes as Creates or more (create=%u): a Delete "
+            "removes a post of its sender's sent %d s before or earlier, so about %.1f%% of the "
+            "activities and the last %d s of Deletes will be Creates sent in their place\n",
+            mix[OP_DELETE], mix[OP_CREATE], POST_AGE_S,
+            50.0 * (mix[OP_DELETE] - mix[OP_CREATE]) / w->mix_total, POST_AGE_S);
     if (len && buf[len - 1] == '\n' && len < size)
         buf[len - 1] = '\0';
 }
