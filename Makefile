@@ -125,6 +125,8 @@ install: $(BUILD)/flood
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 0755 $(BUILD)/flood $(DESTDIR)$(PREFIX)/bin/flood
 	if [ -f docs/flood.1 ]; then install -m 0644 docs/flood.1 $(DESTDIR)$(PREFIX)/share/man/man1/flood.1; fi
+	install -d $(DESTDIR)$(PREFIX)/share/flood/presets
+	install -m 0644 $(wildcard fixtures/presets/*) $(DESTDIR)$(PREFIX)/share/flood/presets/
 
 clean:
 	rm -rf build build-san build-fuzz

@@ -406,13 +406,19 @@ static int run_target(struct run *r, struct flood_err *err)
                                .rotate_pct = ro->rotate_pct,
                                .pin_instance = ro->pin_instance,
                                .pin_op = ro->pin_op,
-                               .n_pin = ro->replay_path ? ro->replay.n : 0};
+                               .n_pin = ro->replay_path ? ro->replay.n : 0,
+                               .refollow = ro->refollow,
+                               .state_dir = r->crowd->state_dir};
     memcpy(wo.mix, ro->mix, sizeof(wo.mix));
     /* shards of one run share its ids: the run part comes from --start-at and the seed */
     time_t start = ro->start_at ? (time_t)ro->start_at : time(NULL);
     r->w = workload_new_at(r->crowd, &wo, r->personas, r->n_personas, start, err);
     if (!r->w)
         return -1;
+    char notes[4096]; /* what the run cannot do as asked, said before it starts */
+    workload_notes(r->w, notes, sizeof(notes));
+    if (notes[0])
+        fprintf(stderr, "flood: run: %s\n", notes);
     atomic_store(&r->hctx.w, r->w);
     /* Accepts arriving at the crowd close the probes of this run's Follows. */
     inbound_set_workload(r->in, r->w);
@@ -515,7 +521,8 @@ static void run_accept_wait(struct run *r)
     for (long waited = 0; !r->res.interrupted && waited < r->ro.accept_wait_ms; waited += 100) {
         struct probes_totals pt;
         probes_snapshot(r->probes, &pt, NULL);
-        if (pt.open == 0)
+        /* a refollow's answer (Accept again, Reject, or none) waited for up to 3 s */
+        if (pt.open == 0 && (waited >= 3000 || workload_refollows_open(r->w) == 0))
             break;
         if (waited == 0 && !r->ro.quiet)
             fprintf(stderr, "flood: run: waiting up to %ld ms for %" PRIu64 " Accepts\n",
@@ -640,6 +647,9 @@ static int run_results(struct run *r)
     else
         snprintf(rate_text, sizeof(rate_text), "%g/s", ro->rate);
     json_t *shard_j = run_shard_json(r);
+    json_t *mix_j = workload_mix_json(r->w); /* asked and sent shares, refollows */
+    if (workload_state_write(r->w, &err))    /* the follow state, for the next run */
+        fprintf(stderr, "flood: run: %s\n", err.msg);
     struct server_stats crowd = {0};
     struct dns_stats dns = {0};
     if (r->srv)
@@ -663,7 +673,8 @@ static int run_results(struct run *r)
                               .steer = r->steer,
                               .fetches = r->fetches,
                               .egress = r->egress,
-                              .preset = ro->preset_j};
+                              .preset = ro->preset_j,
+                              .mix = mix_j};
     results_print_table(stdout, r->st, &ri);
     char line[256];
     int conserved = stats_conservation(r->st, line, sizeof(line)) == 0;
@@ -679,6 +690,7 @@ static int run_results(struct run *r)
     }
     json_decref(inbound_j);
     json_decref(shard_j);
+    json_decref(mix_j);
     if (r->steer)
         run_replay_line(r);
     if (r->dash && wrote)

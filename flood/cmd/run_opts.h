@@ -35,6 +35,7 @@ struct run_opts {
     const char *content_s, *content_opt_s; /* --content, --content-opt */
     struct wf_content_profile content;     /* settled from them */
     unsigned reply_depth, unseen_pct, undo_pct, rotate_pct;
+    int refollow; /* --refollow: WORKLOAD_REFOLLOW_REPEAT or _UNDO_FIRST */
     uint64_t seed;
     int signers;
     const char *sign_s;

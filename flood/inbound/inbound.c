@@ -422,6 +422,8 @@ static void on_answer(struct inbound *in, const struct inbound_activity *a, int 
     struct workload *w = atomic_load(&in->workload);
     if (!a->object_id)
         return;
+    if (w && workload_refollow_answer(w, a->object_id, accepted))
+        return; /* a refollow's answer: counted apart, never a Follow-to-Accept */
     int64_t seq = w ? workload_follow_seq(w, a->object_id) : -1;
     if (seq < 0) {
         atomic_fetch_add(&in->answers_unknown, 1);

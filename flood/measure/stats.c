@@ -11,8 +11,8 @@
 const char *op_name(enum op_kind op)
 {
     static const char *const names[OP__COUNT] = {
-        "create", "like",         "follow",   "undo", "announce",    "reply",       "update",
-        "delete", "update-actor", "question", "vote", "emoji-react", "delete-actor"};
+        "create", "like",         "follow",   "undo", "announce",    "reply",        "update",
+        "delete", "update-actor", "question", "vote", "emoji-react", "delete-actor", "refollow"};
     return (unsigned)op < OP__COUNT ? names[op] : "?";
 }
 

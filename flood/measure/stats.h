@@ -32,11 +32,12 @@ enum op_kind {
     OP_VOTE,
     OP_EMOJI_REACT,
     OP_DELETE_ACTOR,
+    OP_REFOLLOW, /* a Follow from a crowd actor that already follows (--mix refollow=N) */
     OP__COUNT
 };
 
 /* "create", "like", "follow", "undo", "announce", "reply", "update", "delete",
- * "update-actor", "question", "vote", "emoji-react", "delete-actor" */
+ * "update-actor", "question", "vote", "emoji-react", "delete-actor", "refollow" */
 const char *op_name(enum op_kind op);
 
 /* Outcome of one request. The transport kinds add up to "transport" in run.json. */

@@ -1,5 +1,6 @@
 /* flood/report/merge.c: flood merge (see merge.h and docs/SHARDS.md). */
 #include "flood/report/merge.h"
+#include "flood/report/results_mix.h"
 
 #include <inttypes.h>
 #include <jansson.h>
@@ -414,7 +415,9 @@ static int write_merged(const char *out, struct shard_in *in, size_t n, struct s
     struct server_stats crowd = {0};
     struct dns_stats dns = {0};
     int with_crowd = 0, with_dns = 0;
+    json_t *mix = json_object(); /* the shards' mixes, one run's */
     for (size_t i = 0; i < n; i++) {
+        results_mix_add(mix, json_object_get(in[i].run, "mix"));
         add_numbers(inbound, json_object_get(in[i].run, "inbound"));
         with_crowd |= json_is_object(json_object_get(in[i].run, "crowd"));
         results_crowd_add(&crowd, json_object_get(in[i].run, "crowd"));
@@ -458,7 +461,8 @@ static int write_merged(const char *out, struct shard_in *in, size_t n, struct s
                               .crowd = with_crowd ? &crowd : NULL,
                               .dns = with_dns ? &dns : NULL,
                               .series_added = 1,
-                              .no_follow_log = 1};
+                              .no_follow_log = 1,
+                              .mix = json_object_size(mix) ? mix : NULL};
     int rc = results_write(out, st, &ri, err);
     if (rc == 0)
         rc = report_write(out, err);
@@ -467,6 +471,7 @@ static int write_merged(const char *out, struct shard_in *in, size_t n, struct s
     json_decref(config);
     json_decref(inbound);
     json_decref(shard);
+    json_decref(mix);
     return rc;
 }
 

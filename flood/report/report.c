@@ -9,6 +9,7 @@
 #include "flood/report/report.h"
 #include "flood/report/report_retry.h"
 #include "flood/report/report_fetches.h"
+#include "flood/report/report_mix.h"
 #include "flood/report/report_preset.h"
 #include "flood/report/report_plot.h"
 #include "flood/report/report_run.h"
@@ -637,6 +638,7 @@ static void header(FILE *f, const struct report_run *r)
     fprintf(f, "<p id=\"conservation\" class=\"%s\">", line && ok ? "ok" : "bad");
     esc(f, line ? line : "conservation: not recorded in run.json");
     fputs("</p>\n", f);
+    report_mix_section(f, r); /* each kind asked and sent */
     json_t *gen = json_object_get(root, "generator");
     if (json_is_object(gen))
         fprintf(f,

@@ -3,6 +3,7 @@
 
 #include "flood/report/report_retry.h"
 #include "flood/report/results_fetches.h"
+#include "flood/report/results_mix.h"
 
 #include <curl/curl.h>
 #include <errno.h>
@@ -197,6 +198,7 @@ static json_t *warnings_json(const struct stats *st, const struct results_info *
     }
     if (results_crowd_warning(ri->crowd, buf, sizeof(buf)))
         json_array_append_new(w, json_string(buf));
+    results_mix_warnings(ri->mix, w); /* a kind not sent at its share, and why */
     uint64_t acc = sum_bad(t.bad_accepted);
     if (acc) {
         snprintf(buf, sizeof(buf),
@@ -375,6 +377,8 @@ json_t *results_json(const struct stats *st, const struct results_info *ri)
     put(g, "interrupted", json_boolean(gen && gen->interrupted));
     put(root, "generator", g);
     put(root, "warnings", warnings_json(st, ri));
+    if (ri->mix)
+        put(root, "mix", json_deep_copy(ri->mix));
     if (ri->crowd)
         put(root, "crowd", results_crowd_json(ri->crowd));
     if (ri->dns)
@@ -684,6 +688,7 @@ void results_print_table(FILE *f, const struct stats *st, const struct results_i
         egress_line(f, ej);
         json_decref(ej);
     }
+    results_mix_lines(f, ri->mix);
     json_t *w = warnings_json(st, ri);
     size_t i;
     json_t *v;

@@ -66,93 +66,6 @@ int workload_parse_mix(const char *s, unsigned mix[OP__COUNT], struct flood_err 
     return 0;
 }
 
-/* ---- followed pairs -------------------------------------------------------------------- */
-
-static size_t map_slot(uint64_t key, size_t cap)
-{
-    uint64_t x = key;
-    return (size_t)(workload_rng(&x) & (cap - 1));
-}
-
-static void map_grow(struct workload *w)
-{
-    size_t cap = w->map_cap ? w->map_cap * 2 : 1024;
-    uint64_t *keys = flood_xcalloc(cap, sizeof(*keys));
-    uint32_t *vals = flood_xcalloc(cap, sizeof(*vals));
-    for (size_t i = 0; i < w->map_cap; i++) {
-        if (!w->map[i])
-            continue;
-        size_t j = map_slot(w->map[i] - 1, cap);
-        while (keys[j])
-            j = (j + 1) & (cap - 1);
-        keys[j] = w->map[i];
-        vals[j] = w->map_val[i];
-    }
-    free(w->map);
-    free(w->map_val);
-    w->map = keys;
-    w->map_val = vals;
-    w->map_cap = cap;
-}
-
-/* Slot of key, or (size_t)-1. */
-static size_t map_find(const struct workload *w, uint64_t key)
-{
-    if (!w->map_cap)
-        return (size_t)-1;
-    for (size_t j = map_slot(key, w->map_cap);; j = (j + 1) & (w->map_cap - 1)) {
-        if (!w->map[j])
-            return (size_t)-1;
-        if (w->map[j] == key + 1)
-            return j;
-    }
-}
-
-static void pair_add(struct workload *w, uint64_t key, uint64_t follow_seq)
-{
-    if ((w->n_dense + 1) * 2 > w->map_cap)
-        map_grow(w);
-    if (w->n_dense == w->dense_cap) {
-        w->dense_cap = w->dense_cap ? w->dense_cap * 2 : 256;
-        w->dense = flood_xrealloc(w->dense, w->dense_cap * sizeof(*w->dense));
-    }
-    size_t j = map_slot(key, w->map_cap);
-    while (w->map[j])
-        j = (j + 1) & (w->map_cap - 1);
-    w->map[j] = key + 1;
-    w->map_val[j] = (uint32_t)w->n_dense;
-    w->dense[w->n_dense].key = key;
-    w->dense[w->n_dense].follow_seq = follow_seq;
-    w->n_dense++;
-}
-
-/* Remove the pair in slot j (linear probing: shift the following cluster back). */
-static void pair_remove_slot(struct workload *w, size_t j)
-{
-    uint32_t d = w->map_val[j];
-    /* move the last dense pair into d's place */
-    size_t last = w->n_dense - 1;
-    if (d != last) {
-        w->dense[d] = w->dense[last];
-        size_t k = map_find(w, w->dense[d].key);
-        w->map_val[k] = d;
-    }
-    w->n_dense--;
-    size_t mask = w->map_cap - 1;
-    size_t hole = j;
-    for (size_t k = (j + 1) & mask; w->map[k]; k = (k + 1) & mask) {
-        size_t home = map_slot(w->map[k] - 1, w->map_cap);
-        /* k may move into the hole when its home is not in (hole, k] cyclically */
-        int between = hole <= k ? (home > hole && home <= k) : (home > hole || home <= k);
-        if (!between) {
-            w->map[hole] = w->map[k];
-            w->map_val[hole] = w->map_val[k];
-            hole = k;
-        }
-    }
-    w->map[hole] = 0;
-}
-
 /* ---- creation -------------------------------------------------------------------------- */
 
 /* "scheme://host[:port]" of an http(s) url into a new string, or NULL. */
@@ -178,6 +91,35 @@ static int fill_placeholder(struct pref *r, const char *inbox_url, struct flood_
         return -1;
     r->mention = flood_xstrdup(m);
     r->index = -1;
+    return 0;
+}
+
+/* A kind asked for that can never be sent: refused before the run, with the reason. */
+static int refuse_never_sent(const struct workload *w, struct flood_err *err)
+{
+    const unsigned *mix = w->o.mix;
+    if ((mix[OP_ANNOUNCE] || mix[OP_REPLY]) && w->n_likeable == 0 && w->depth == 0) {
+        flood_err_set(err, FLOOD_EINVAL,
+                      "workload: --mix %s=%u but nothing to point at: no persona post (give "
+                      "--like-object URL) and a crowd of one actor has no other actor's note",
+                      mix[OP_ANNOUNCE] ? "announce" : "reply",
+                      mix[OP_ANNOUNCE] ? mix[OP_ANNOUNCE] : mix[OP_REPLY]);
+        return -1;
+    }
+    if (mix[OP_VOTE] && w->depth == 0) {
+        flood_err_set(err, FLOOD_EINVAL,
+                      "workload: --mix vote=%u but a crowd of one actor has no other actor's "
+                      "poll to vote in (--instances/--actors)",
+                      mix[OP_VOTE]);
+        return -1;
+    }
+    if (mix[OP_DELETE_ACTOR] && w->n_flat < 2) {
+        flood_err_set(err, FLOOD_EINVAL,
+                      "workload: --mix delete-actor=%u but the last crowd actor standing is "
+                      "never deleted and the crowd has one actor (--instances/--actors)",
+                      mix[OP_DELETE_ACTOR]);
+        return -1;
+    }
     return 0;
 }
 
@@ -239,6 +181,11 @@ struct workload *workload_new_at(struct crowd *crowd, const struct workload_opts
     w->p = flood_xcalloc(w->n_p, sizeof(*w->p));
     w->likeable = flood_xcalloc(w->n_p, sizeof(*w->likeable));
     w->outboxes = flood_xcalloc((size_t)n_idx, sizeof(*w->outboxes));
+    w->poster_pos = flood_xcalloc((size_t)n_idx, sizeof(*w->poster_pos));
+    w->posters = flood_xcalloc((size_t)n_idx, sizeof(*w->posters));
+    w->n_following = flood_xcalloc(w->n_p, sizeof(*w->n_following));
+    uint64_t ho = o->seed ^ UINT64_C(0x6d6978);
+    w->op_offset = workload_rng(&ho);
     w->revs = flood_xcalloc((size_t)n_idx, sizeof(*w->revs));
     w->n_flat = (uint32_t)crowd->opts.instances * (uint32_t)crowd->opts.actors;
     w->depth = o->reply_depth ? o->reply_depth : 3;
@@ -292,6 +239,11 @@ struct workload *workload_new_at(struct crowd *crowd, const struct workload_opts
             goto fail;
         }
     }
+    if (refuse_never_sent(w, err) || workload_state_read(w, err))
+        goto fail;
+    for (size_t i = 0; i < w->n_prior; i++) /* followed by an earlier run */
+        workload_pair_add(w, ((uint64_t)w->prior[i].actor_idx << 32) | w->prior[i].persona, 0,
+                          (uint32_t)i + 1);
     return w;
 fail:
     workload_free(w);
@@ -314,6 +266,16 @@ void workload_free(struct workload *w)
     for (uint64_t i = 0; i < w->n_actor_idx; i++)
         free(w->outboxes[i]);
     free(w->outboxes);
+    free(w->posters);
+    free(w->poster_pos);
+    free(w->young);
+    free(w->n_following);
+    free(w->prior);
+    free(w->events);
+    if (w->state_paths)
+        for (size_t i = 0; i < w->n_p; i++)
+            free(w->state_paths[i]);
+    free(w->state_paths);
     free(w->revs);
     free(w->map);
     free(w->map_val);
@@ -364,20 +326,109 @@ static int maybe_undo(struct workload *w, uint64_t *rng, uint64_t seq, enum op_k
     return 0;
 }
 
-/* One of the sender's recent Creates still standing, or -1. */
+/* ---- posters: actors with a standing recent Create ------------------------------------ */
+
+static void poster_add(struct workload *w, uint32_t idx)
+{
+    if (w->poster_pos[idx])
+        return;
+    w->posters[w->n_posters++] = idx;
+    w->poster_pos[idx] = w->n_posters;
+}
+
+static void poster_remove(struct workload *w, uint32_t idx)
+{
+    uint32_t pos = w->poster_pos[idx];
+    if (!pos)
+        return;
+    uint32_t last = w->posters[--w->n_posters];
+    w->posters[pos - 1] = last;
+    w->poster_pos[last] = pos;
+    w->poster_pos[idx] = 0;
+}
+
+/* A Create of seq by idx enters its outbox's ring (an aged one it pushes out leaves the
+ * standing count) and the queue of posts to age in. */
+static void outbox_push(struct workload *w, uint32_t idx, uint64_t seq)
+{
+    struct outbox **ob = &w->outboxes[idx];
+    if (!*ob)
+        *ob = flood_xcalloc(1, sizeof(**ob));
+    struct outbox *o = *ob;
+    if (o->total >= OUTBOX_RECENT) {
+        const struct entry *old = workload_entry(w, o->recent[o->total % OUTBOX_RECENT], 0);
+        if (old && (old->persona_op & (F_DELETED | F_AGED)) == F_AGED && --o->standing == 0)
+            poster_remove(w, idx);
+    }
+    o->recent[o->total % OUTBOX_RECENT] = seq;
+    o->total++;
+    if (w->n_young == w->cap_young) {
+        w->cap_young = w->cap_young ? w->cap_young * 2 : 1024;
+        w->young = flood_xrealloc(w->young, w->cap_young * sizeof(*w->young));
+    }
+    w->young[w->n_young++] = seq;
+}
+
+/* One of idx's recent Creates standing and aged in (age_posts), drawn uniformly, or -1. */
 static int64_t recent_create(struct workload *w, uint64_t *rng, uint32_t idx)
 {
     const struct outbox *ob = w->outboxes[idx];
-    if (!ob || ob->total == 0)
+    if (!ob || ob->standing == 0)
         return -1;
-    uint64_t n = ob->total < OUTBOX_RECENT ? ob->total : OUTBOX_RECENT;
-    for (int tries = 0; tries < 4; tries++) {
-        uint64_t t = ob->recent[below(rng, n)];
+    uint64_t n = ob->total < OUTBOX_RECENT ? ob->total : OUTBOX_RECENT,
+             k = below(rng, ob->standing);
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t t = ob->recent[(ob->total - 1 - i) % OUTBOX_RECENT];
         const struct entry *te = workload_entry(w, t, 0);
-        if (te && !(te->persona_op & F_DELETED))
+        if (te && (te->persona_op & (F_DELETED | F_AGED)) == F_AGED && k-- == 0)
             return (int64_t)t;
     }
     return -1;
+}
+
+/* The Creates sent by t_max (seconds after the start) become notes an update or a delete
+ * may name: the target has had POST_AGE_S to take them. In seq order (intended times only
+ * grow); a Create pushed out of its actor's recent ring meanwhile is skipped. */
+static void age_posts(struct workload *w, int64_t t_max)
+{
+    while (w->young_head < w->n_young) {
+        uint64_t t = w->young[w->young_head];
+        struct entry *te = workload_entry(w, t, 0);
+        if (te && te->t_off > t_max)
+            break;
+        w->young_head++;
+        const struct outbox *ob = te ? w->outboxes[te->actor_idx] : NULL;
+        if (!ob)
+            continue;
+        int in_ring = 0;
+        uint64_t n = ob->total < OUTBOX_RECENT ? ob->total : OUTBOX_RECENT;
+        for (uint64_t i = 0; i < n && !in_ring; i++)
+            in_ring = ob->recent[(ob->total - 1 - i) % OUTBOX_RECENT] == t;
+        if (!in_ring || (te->persona_op & F_DELETED) || w->revs[te->actor_idx].gone)
+            continue;
+        te->persona_op |= F_AGED;
+        w->outboxes[te->actor_idx]->standing++;
+        poster_add(w, te->actor_idx);
+    }
+    if (w->young_head > 4096 && w->young_head * 2 > w->n_young) { /* drop what was read */
+        memmove(w->young, w->young + w->young_head,
+                (w->n_young - w->young_head) * sizeof(*w->young));
+        w->n_young -= w->young_head;
+        w->young_head = 0;
+    }
+}
+
+/* An update's or a delete's note: an aged standing post of an actor drawn among those with
+ * one (settle_op saw one): 0 with *idx and *t, or -1 (a post too far back to refer to). */
+static int pick_post(struct workload *w, uint64_t *rng, uint64_t seq, uint32_t *idx, int64_t *t)
+{
+    uint32_t j = w->posters[below(rng, w->n_posters)];
+    int64_t c = recent_create(w, rng, j);
+    if (c < 0 || seq - (uint64_t)c > UINT32_MAX)
+        return -1;
+    *idx = j;
+    *t = c;
+    return 0;
 }
 
 /* The first actor not deleted from idx on (flat order, wrapping): delete-actor never deletes
@@ -405,26 +456,122 @@ static void delete_actor(struct workload *w, uint32_t idx, int64_t when_ns)
     r->gone = 1;
     r->gone_ns = when_ns;
     w->n_gone++;
+    poster_remove(w, idx);
     for (size_t i = w->n_dense; i-- > 0;)
         if ((uint32_t)(w->dense[i].key >> 32) == idx)
-            pair_remove_slot(w, map_find(w, w->dense[i].key));
+            workload_pair_remove(w, workload_pair_find(w, w->dense[i].key));
 }
 
-/* The choices of issue 12's kinds (see workload.h); op may fall back to a Create. */
+/* ---- the kind, and the actor for it ------------------------------------------------- */
+
+/* The kind drawn for seq: a Weyl sequence over the weights (workload.h). */
+static enum op_kind draw_op(const struct workload *w, uint64_t seq)
+{
+    uint64_t x = w->op_offset + seq * UINT64_C(0x9e3779b97f4a7c15);
+    uint64_t r = ((x >> 32) * (uint64_t)w->mix_total) >> 32; /* total < 2^24 */
+    for (int i = 0; i < OP__COUNT; i++) {
+        if (r < w->o.mix[i])
+            return (enum op_kind)i;
+        r -= w->o.mix[i];
+    }
+    return OP_CREATE;
+}
+
+/* Whether a kind can be sent now (the kinds workload_new lets through always can, but
+ * these, which need something earlier runs or activities made). */
+static int sendable(const struct workload *w, enum op_kind op)
+{
+    switch (op) {
+    case OP_UPDATE:
+    case OP_DELETE:
+        return w->n_posters > 0;
+    case OP_UNDO:
+    case OP_REFOLLOW:
+        return w->n_dense > 0;
+    case OP_FOLLOW:
+        return w->n_dense < (uint64_t)(w->n_flat - w->n_gone) * w->n_p;
+    case OP_DELETE_ACTOR:
+        return w->n_gone + 1 < w->n_flat;
+    default:
+        return 1;
+    }
+}
+
+/* What a kind that cannot be sent is sent as. */
+static enum op_kind stand_in(const struct workload *w, enum op_kind op)
+{
+    switch (op) {
+    case OP_UNDO:
+    case OP_REFOLLOW:
+        return OP_FOLLOW;
+    case OP_FOLLOW:
+        return w->o.refollow == WORKLOAD_REFOLLOW_UNDO_FIRST ? OP_UNDO : OP_REFOLLOW;
+    default:
+        return OP_CREATE;
+    }
+}
+
+/* The kind sent for a draw: the drawn one, a stand-in when it cannot be sent (owed), or an
+ * owed kind that the drawn one stood in for and that can be sent now. *how: 0, 1 fell, 2
+ * repaid. */
+static enum op_kind settle_op(struct workload *w, enum op_kind op, int *how)
+{
+    *how = 0;
+    if (!sendable(w, op)) {
+        w->owed[op]++;
+        *how = 1;
+        return stand_in(w, op);
+    }
+    for (int k = 0; k < OP__COUNT; k++) {
+        if (w->owed[k] && stand_in(w, (enum op_kind)k) == op && sendable(w, (enum op_kind)k)) {
+            w->owed[k]--;
+            *how = 2;
+            return (enum op_kind)k;
+        }
+    }
+    return op;
+}
+
+static int followed(const struct workload *w, uint32_t idx, uint32_t persona)
+{
+    return workload_pair_find(w, ((uint64_t)idx << 32) | persona) != (size_t)-1;
+}
+
+/* A Follow's actor and persona: the drawn actor when it does not follow the drawn persona,
+ * else the next in flat order that does not, else the same over the next personas
+ * (sendable(OP_FOLLOW) holds, so some pair is free). */
+static void free_pair(const struct workload *w, uint32_t *idx, uint32_t *persona)
+{
+    uint32_t live = w->n_flat - w->n_gone;
+    for (uint32_t pk = 0; pk < w->n_p; pk++) {
+        uint32_t p = (uint32_t)((*persona + pk) % w->n_p);
+        if (w->n_following[p] >= live)
+            continue;
+        uint32_t f = workload_flat(w, *idx);
+        for (uint32_t k = 0; k < w->n_flat; k++) {
+            int instance, actor;
+            workload_unflat(w, (f + k) % w->n_flat, &instance, &actor);
+            uint32_t j = (uint32_t)crowd_actor_index(w->crowd, instance, actor);
+            if (!w->revs[j].gone && !followed(w, j, p)) {
+                *idx = j;
+                *persona = p;
+                return;
+            }
+        }
+    }
+}
+
+/* The choices of issue 12's kinds (see workload.h). */
 static void decide_more(struct workload *w, uint64_t *rng, uint64_t seq, enum op_kind *op,
                         uint32_t *idx, uint32_t *persona, uint32_t *ref, uint32_t *flags)
 {
     switch (*op) {
     case OP_ANNOUNCE:
     case OP_REPLY: {
+        /* workload_new refused a run with neither a post nor a second actor */
         int unseen = w->n_likeable == 0 || below(rng, 100) < w->o.unseen_pct;
-        if (unseen && w->depth == 0) {
-            if (w->n_likeable == 0) {
-                *op = OP_CREATE;
-                return;
-            }
+        if (unseen && w->depth == 0)
             unseen = 0;
-        }
         if (unseen) {
             *flags |= F_UNSEEN;
         } else {
@@ -441,21 +588,22 @@ static void decide_more(struct workload *w, uint64_t *rng, uint64_t seq, enum op
         maybe_undo(w, rng, seq, op, idx, persona, ref, flags);
         return;
     case OP_VOTE:
-        if (w->depth == 0)
-            *op = OP_CREATE; /* a crowd of one actor has nobody to own the poll */
-        else
-            *flags |= F_UNSEEN;
+        *flags |= F_UNSEEN; /* workload_new refused a crowd of one actor */
         return;
     case OP_UPDATE:
     case OP_DELETE: {
-        int64_t t = recent_create(w, rng, *idx);
-        if (t < 0 || seq - (uint64_t)t > UINT32_MAX) {
-            *op = OP_CREATE;
+        /* the actor for the kind: one with a standing post old enough */
+        int64_t t;
+        if (pick_post(w, rng, seq, idx, &t)) {
+            *op = OP_CREATE; /* a post 2^32 activities back: sent as the Create it became */
             return;
         }
         *ref = (uint32_t)(seq - (uint64_t)t);
-        if (*op == OP_DELETE)
+        if (*op == OP_DELETE) {
             workload_entry(w, (uint64_t)t, 0)->persona_op |= F_DELETED;
+            if (--w->outboxes[*idx]->standing == 0)
+                poster_remove(w, *idx);
+        }
         return;
     }
     case OP_UPDATE_ACTOR: {
@@ -474,20 +622,59 @@ static void decide_more(struct workload *w, uint64_t *rng, uint64_t seq, enum op
     }
 }
 
-/* Decide activity seq: fills e (under the lock; updates the followed pairs). */
-static void decide(struct workload *w, uint64_t seq, int64_t when_ns, struct entry *e)
+/* Whether a followed pair's Follow was sent REFOLLOW_AGE_S before t_now (or by an earlier
+ * run). */
+static int pair_aged(struct workload *w, const struct pair *pr, int64_t t_now)
+{
+    const struct entry *e = pr->prior ? NULL : workload_entry(w, pr->follow_seq, 0);
+    return pr->prior || (e && e->t_off <= t_now - REFOLLOW_AGE_S);
+}
+
+/* Follow, Undo(Follow) and refollow: the pair and the followed pairs' table. */
+static void decide_follow(struct workload *w, uint64_t *rng, uint64_t seq, int64_t t_now,
+                          enum op_kind *op, uint32_t *idx, uint32_t *persona, uint32_t *ref,
+                          uint32_t *flags)
+{
+    if (*op == OP_FOLLOW) {
+        free_pair(w, idx, persona);
+        workload_pair_add(w, ((uint64_t)*idx << 32) | *persona, seq, 0);
+        return;
+    }
+    /* an Undo or a refollow: of a followed pair drawn uniformly (settle_op saw one); a
+     * refollow's pair preferably followed REFOLLOW_AGE_S before or by an earlier run, so that
+     * the target has taken the first Follow (a few draws, else the last drawn) */
+    size_t d = (size_t)below(rng, w->n_dense);
+    for (int tries = 0; *op == OP_REFOLLOW && tries < 8 && !pair_aged(w, &w->dense[d], t_now);
+         tries++)
+        d = (size_t)below(rng, w->n_dense);
+    struct pair pr = w->dense[d];
+    *idx = (uint32_t)(pr.key >> 32);
+    *persona = (uint32_t)pr.key;
+    if (*op == OP_REFOLLOW) { /* still followed; a later Undo embeds this Follow */
+        w->dense[d].follow_seq = seq;
+        w->dense[d].prior = 0;
+        return;
+    }
+    workload_pair_remove(w, workload_pair_find(w, pr.key));
+    if (pr.prior) {
+        *flags |= F_PRIOR;
+        *ref = pr.prior - 1;
+    } else if (seq - pr.follow_seq <= UINT32_MAX) {
+        *ref = (uint32_t)(seq - pr.follow_seq);
+    } else {
+        *op = OP_FOLLOW; /* too far back to record: follow afresh (the pair is free) */
+        workload_pair_add(w, pr.key, seq, 0);
+    }
+}
+
+/* Decide activity seq: fills e (under the lock; updates the followed pairs), the kind drawn
+ * in *drawn and how the sent one came from it in *how (settle_op). */
+static void decide(struct workload *w, uint64_t seq, int64_t when_ns, struct entry *e,
+                   enum op_kind *drawn, int *how)
 {
     time_t when = (time_t)(when_ns / 1000000000);
     uint64_t rng = w->o.seed ^ seq;
-    uint64_t r = below(&rng, w->mix_total);
-    enum op_kind op = OP_CREATE;
-    for (int i = 0; i < OP__COUNT; i++) {
-        if (r < w->o.mix[i]) {
-            op = (enum op_kind)i;
-            break;
-        }
-        r -= w->o.mix[i];
-    }
+    enum op_kind op = draw_op(w, seq);
     int instance = 1 + (int)below(&rng, (uint64_t)w->crowd->opts.instances);
     int actor = 1 + (int)below(&rng, (uint64_t)w->crowd->opts.actors);
     if (seq < w->o.n_pin) { /* a replay: the origin's instance, and the type when known */
@@ -495,54 +682,31 @@ static void decide(struct workload *w, uint64_t seq, int64_t when_ns, struct ent
         if (pi >= 1 && pi <= w->crowd->opts.instances)
             instance = pi;
         if (po >= 0 && po < OP__COUNT &&
-            !((po == OP_LIKE || po == OP_EMOJI_REACT) && w->n_likeable == 0))
+            !((po == OP_LIKE || po == OP_EMOJI_REACT) && w->n_likeable == 0) &&
+            !((po == OP_ANNOUNCE || po == OP_REPLY) && w->n_likeable == 0 && w->depth == 0) &&
+            !(po == OP_VOTE && w->depth == 0))
             op = (enum op_kind)po;
     }
+    int64_t off = (int64_t)when - (int64_t)w->start;
+    age_posts(w, off - POST_AGE_S);
+    *drawn = op;
+    op = settle_op(w, op, how);
     uint32_t persona = (uint32_t)below(&rng, w->n_p);
     uint32_t ref = 0, flags = 0;
     /* a deleted actor sends nothing more: the next one standing sends it */
     uint32_t idx = live_actor(w, (uint32_t)crowd_actor_index(w->crowd, instance, actor));
-    if (op == OP_DELETE_ACTOR && w->n_gone + 1 >= w->n_flat)
-        op = OP_CREATE; /* the last actor standing is never deleted */
     if (op == OP_LIKE) {
         persona = w->likeable[below(&rng, w->n_likeable)];
         ref = (uint32_t)below(&rng, w->p[persona].n_posts);
         maybe_undo(w, &rng, seq, &op, &idx, &persona, &ref, &flags);
     } else if (op == OP_DELETE_ACTOR) {
         delete_actor(w, idx, when_ns);
+    } else if (op == OP_FOLLOW || op == OP_UNDO || op == OP_REFOLLOW) {
+        decide_follow(w, &rng, seq, off, &op, &idx, &persona, &ref, &flags);
     } else if (op > OP_UNDO) {
         decide_more(w, &rng, seq, &op, &idx, &persona, &ref, &flags);
-    } else if (op == OP_UNDO) {
-        if (w->n_dense == 0) {
-            op = OP_FOLLOW; /* nothing followed: documented fallback */
-        } else {
-            size_t d = (size_t)below(&rng, w->n_dense);
-            struct pair pr = w->dense[d];
-            idx = (uint32_t)(pr.key >> 32);
-            persona = (uint32_t)pr.key;
-            uint64_t back = seq - pr.follow_seq;
-            pair_remove_slot(w, map_find(w, pr.key));
-            if (back > UINT32_MAX)
-                op = OP_FOLLOW; /* too far back to record: follow afresh (the pair is free) */
-            else
-                ref = (uint32_t)back;
-        }
     }
-    if (op == OP_FOLLOW) {
-        uint64_t key = ((uint64_t)idx << 32) | persona;
-        size_t slot = map_find(w, key);
-        if (slot != (size_t)-1) {
-            uint64_t back = seq - w->dense[w->map_val[slot]].follow_seq;
-            pair_remove_slot(w, slot);
-            if (back <= UINT32_MAX) {
-                op = OP_UNDO;
-                ref = (uint32_t)back;
-            }
-        }
-        if (op == OP_FOLLOW)
-            pair_add(w, key, seq);
-    }
-    int64_t off = (int64_t)when - (int64_t)w->start;
+
     e->actor_idx = idx;
     e->persona_op = flags | ((uint32_t)(op + 1) << PERSONA_BITS) | persona;
     if (op == OP_UPDATE_ACTOR) {
@@ -557,6 +721,28 @@ int workload_build(struct workload *w, uint64_t seq, struct workload_item *out,
                    struct flood_err *err)
 {
     return workload_build_at(w, seq, time(NULL), out, err);
+}
+
+/* A Follow, Undo(Follow) or refollow this process sends, for the follow state. */
+static void note_follow_event(struct workload *w, uint64_t seq, const struct entry *e)
+{
+    if (!w->state_paths)
+        return;
+    if (w->n_events == w->cap_events) {
+        w->cap_events = w->cap_events ? w->cap_events * 2 : 256;
+        w->events = flood_xrealloc(w->events, w->cap_events * sizeof(*w->events));
+    }
+    struct follow_event *v = &w->events[w->n_events++];
+    v->seq = seq;
+    v->op = workload_entry_op(e);
+    v->actor_idx = e->actor_idx;
+    v->persona = workload_entry_persona(e);
+    if (v->op != OP_UNDO)
+        v->id_seq = workload_id_seq(w, seq);
+    else if (e->persona_op & F_PRIOR)
+        v->id_seq = w->prior[e->ref].id_seq;
+    else
+        v->id_seq = workload_id_seq(w, seq - e->ref);
 }
 
 /* Decide activity seq and keep its record (sent = 1: counted as built). 0, or -1 and err. */
@@ -574,24 +760,30 @@ static int record(struct workload *w, uint64_t seq, int64_t when_ns, int sent, s
         flood_err_set(err, FLOOD_EINVAL, "workload: activity %" PRIu64 " built twice or late", seq);
         return -1;
     }
-    decide(w, seq, when_ns, &e);
+    enum op_kind drawn;
+    int how;
+    decide(w, seq, when_ns, &e, &drawn, &how);
     *rot = w->revs[e.actor_idx].rot; /* later activities: the new key */
     *workload_entry(w, seq, 1) = e;
     w->next_seq = seq + 1;
     w->count = seq + 1;
+    enum op_kind op = workload_entry_op(&e);
     if (sent) {
         w->built++;
-        w->by_op[workload_entry_op(&e)]++;
+        w->by_op[op]++;
+        w->drawn[drawn]++;
+        if (how == 1)
+            w->fell[drawn][op]++;
+        else if (how == 2)
+            w->repaid[drawn][op]++;
+        if (op == OP_FOLLOW || op == OP_REFOLLOW ||
+            (op == OP_UNDO && !(e.persona_op & F_UNDO_REACT)))
+            note_follow_event(w, seq, &e);
     }
-    if (workload_entry_op(&e) == OP_UPDATE)
+    if (op == OP_UPDATE)
         workload_edit_put(w, seq - e.ref, seq); /* its note is served edited from now on */
-    if (workload_entry_op(&e) == OP_CREATE) {
-        struct outbox **ob = &w->outboxes[e.actor_idx];
-        if (!*ob)
-            *ob = flood_xcalloc(1, sizeof(**ob));
-        (*ob)->recent[(*ob)->total % OUTBOX_RECENT] = seq;
-        (*ob)->total++;
-    }
+    if (op == OP_CREATE)
+        outbox_push(w, e.actor_idx, seq);
     pthread_mutex_unlock(&w->lock);
     *out = e;
     return 0;

@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include <jansson.h>
+
 #include "flood/crowd/crowd.h"
 #include "sign/err.h"
 #include "flood/crowd/server.h"
@@ -47,7 +49,14 @@ struct workload_opts {
     const uint16_t *pin_instance;
     const int8_t *pin_op;
     uint64_t n_pin;
+    /* --refollow: a Follow drawn when every crowd actor already follows the persona is sent
+     * as a refollow (WORKLOAD_REFOLLOW_REPEAT, the default) or as the Undo of one of those
+     * follows (WORKLOAD_REFOLLOW_UNDO_FIRST), whose pair the next Follow takes */
+    int refollow;
+    /* the folder the follow state is kept in (the crowd's --state); NULL: not kept */
+    const char *state_dir;
 };
+enum { WORKLOAD_REFOLLOW_REPEAT = 0, WORKLOAD_REFOLLOW_UNDO_FIRST = 1 };
 
 /* One built activity, ready to sign. Strings are owned by the item (workload_item_free). */
 struct workload_item {
@@ -177,6 +186,45 @@ int workload_build_at_ns(struct workload *w, uint64_t seq, int64_t when_ns,
 uint64_t workload_id_seq(const struct workload *w, uint64_t seq);
 /* How many activities were built, and of them how many of each operation. */
 uint64_t workload_built(struct workload *w, uint64_t by_op[OP__COUNT]);
+/* ---- the mix kept, and the follow state --------------------------------------------
+ *
+ * The kind of activity n is drawn from a Weyl sequence (n times the golden ratio's
+ * fraction, from an offset of the seed) over the mix's weights: over any n consecutive
+ * activities each kind's count is within a few of its share (about log n), where n
+ * independent draws stray by sqrt(n). The actor is chosen for the kind: an update or a
+ * delete is sent by an actor drawn among those with a standing recent Create, a Follow by
+ * one that does not follow the persona (the drawn one, else the next in flat order, else
+ * another persona), a refollow or an Undo(Follow) of a followed pair. A kind that cannot
+ * be sent at its turn (nothing to delete yet, nothing followed) is sent as another (a
+ * Create; a Follow for an undo or a refollow; a refollow or, with --refollow undo-first,
+ * an Undo for a Follow) and owed: the next draw of that other kind while it can be sent
+ * sends the owed one instead, so the shares hold. What is still owed at the end is
+ * counted by kind (workload_mix_json) and warned of. A kind that can never be sent is
+ * refused by workload_new (like/emoji-react with no post, announce/reply with neither a
+ * post nor a second crowd actor, vote with one actor).
+ *
+ * The follow state: with opts.state_dir, which crowd actors follow each persona is kept
+ * in STATE/follows/HASH.tsv (HASH of the persona's actor id), read by workload_new and
+ * written by workload_state_write: the pairs an earlier run left followed count as
+ * followed (a Follow goes to another actor; an Undo of one embeds that run's Follow). */
+
+/* Write this process's Follows, Undos and refollows into each persona's follow state,
+ * merged with what the file holds now under a lock (a pair's newest event wins, by the
+ * run's start and its seq, so shards and concurrent runs each add their own). 0 (also
+ * when no state is kept), or -1 and err. */
+int workload_state_write(struct workload *w, struct flood_err *err) FLOOD_WUR;
+/* The mix as asked and as sent (kinds, counts, shares), what is still substituted and
+ * why, the refollows' answers and the follow state: a new object for run.json's "mix". */
+json_t *workload_mix_json(struct workload *w);
+/* Before the run: a line for each thing the run cannot do as asked (every crowd actor
+ * already follows a persona), "" when none, into buf. */
+void workload_notes(struct workload *w, char *buf, size_t size);
+/* Refollows sent and not answered yet. Thread-safe. */
+uint64_t workload_refollows_open(struct workload *w);
+/* An Accept (accepted) or Reject of a refollow of this run, by the Follow's id: recorded
+ * once and 1, or 0 when the id is not a refollow of this run. Thread-safe. */
+int workload_refollow_answer(struct workload *w, const char *follow_id, int accepted);
+
 /* Parse --mix "create=70,like=20,follow=10[,undo=N]" into mix[OP__COUNT] (names not given
  * get 0; weights whole numbers 0..1000000, not all 0). 0, or -1 and err naming --mix and the
  * forms ("--mix: expected one of create, like, ..., got 'post'"). */

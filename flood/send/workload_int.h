@@ -8,19 +8,26 @@
 #include "flood/send/workload.h"
 #include "webfinger/content.h"
 
-#define RUN_BITS      24
-#define SEQ_MASK      ((UINT64_C(1) << WORKLOAD_RUN_SHIFT) - 1)
-#define CHUNK_SHIFT   16 /* 65536 records (1 MiB) per chunk */
-#define CHUNK_LEN     ((size_t)1 << CHUNK_SHIFT)
-#define PERSONA_BITS  24
-#define PERSONA_MASK  ((UINT32_C(1) << PERSONA_BITS) - 1)
-#define OP_MASK       0x1fu      /* op + 1, 5 bits above the persona */
-#define F_UNSEEN      (1u << 29) /* announce/reply/vote of an unseen crowd object */
-#define F_DELETED     (1u << 30) /* a Create whose note a later Delete removed */
-#define F_UNDO_REACT  (1u << 31) /* an Undo of a Like/Announce/EmojiReact, not a Follow */
-#define REACT_RING    4096       /* reactions an Undo may draw from */
-#define OUTBOX_RECENT 20
-#define ACTORS_MAX    (UINT32_C(1) << 24) /* crowd actors the per-actor tables cover */
+#define RUN_BITS     24
+#define SEQ_MASK     ((UINT64_C(1) << WORKLOAD_RUN_SHIFT) - 1)
+#define CHUNK_SHIFT  16 /* 65536 records (1 MiB) per chunk */
+#define CHUNK_LEN    ((size_t)1 << CHUNK_SHIFT)
+#define PERSONA_BITS 24
+#define PERSONA_MASK ((UINT32_C(1) << PERSONA_BITS) - 1)
+#define OP_MASK      0x1fu      /* op + 1, 5 bits above the persona */
+#define F_UNSEEN     (1u << 29) /* announce/reply/vote of an unseen crowd object */
+#define F_DELETED    (1u << 30) /* a Create whose note a later Delete removed */
+#define F_UNDO_REACT (1u << 31) /* an Undo of a Like/Announce/EmojiReact, not a Follow */
+/* the same bits on the records they do not otherwise mark */
+#define F_PRIOR        F_UNSEEN  /* an Undo of a Follow an earlier run sent: ref indexes w->prior */
+#define F_ANSWERED     F_DELETED /* a refollow answered by an Accept or a Reject */
+#define F_ACCEPTED     F_UNDO_REACT /* ... by an Accept */
+#define F_AGED         F_UNDO_REACT /* a Create old enough for an update or delete to name */
+#define REACT_RING     4096         /* reactions an Undo may draw from */
+#define OUTBOX_RECENT  20
+#define POST_AGE_S     5  /* an update or delete names a post sent at least this long before */
+#define REFOLLOW_AGE_S 10 /* a refollow repeats a Follow sent at least this long before */
+#define ACTORS_MAX     (UINT32_C(1) << 24) /* crowd actors the per-actor tables cover */
 
 /* One built activity. ref: a Like's, reaction's, announce's or reply's post index; an
  * Undo's, Update's or Delete's distance back to its object; an update-actor's revision. */
@@ -63,6 +70,7 @@ struct actor_rev {
 struct outbox {
     uint64_t total;
     uint64_t recent[OUTBOX_RECENT]; /* ring of the last Creates' seqs */
+    uint32_t standing;              /* of them, aged in and not deleted */
 };
 
 /* Followed pairs: an open-addressing map from pair key to its place in a dense array (so
@@ -70,6 +78,20 @@ struct outbox {
 struct pair {
     uint64_t key; /* actor_idx << 32 | persona */
     uint64_t follow_seq;
+    uint32_t prior; /* index + 1 into w->prior: followed by an earlier run (follow_seq 0) */
+};
+
+/* A follow an earlier run left standing, from the follow state (workload_state.c). */
+struct prior_follow {
+    uint32_t actor_idx, persona;
+    uint64_t id_seq; /* the number in its Follow's id (workload_id_seq of that run) */
+};
+
+/* A Follow, Undo(Follow) or refollow this process sent, for the follow state. */
+struct follow_event {
+    uint64_t seq, id_seq; /* id_seq: the Follow's (the one undone, for an Undo) */
+    uint32_t actor_idx, persona;
+    int op;
 };
 
 struct workload {
@@ -107,6 +129,28 @@ struct workload {
     /* edited notes: the seq of a Create (key + 1, 0 empty) to its latest Update's seq */
     uint64_t *edit_key, *edit_val;
     size_t edit_cap, n_edit;
+
+    /* the mix kept (see workload.h): actors with a standing recent Create (a dense set, with
+     * each actor's place + 1), followed pairs per persona, kinds owed for a substitution */
+    uint64_t op_offset;
+    uint32_t *posters, *poster_pos;
+    uint32_t n_posters;
+    uint64_t *young; /* Creates not aged in yet (age_posts), from young_head on */
+    size_t young_head, n_young, cap_young;
+    uint32_t *n_following; /* per persona */
+    uint64_t owed[OP__COUNT];
+    /* of the activities built to send: drawn as [from], sent as [to] for want of what
+     * [from] needs (fell) or to make up an earlier such fall of [to] (repaid) */
+    uint64_t drawn[OP__COUNT];
+    uint64_t fell[OP__COUNT][OP__COUNT], repaid[OP__COUNT][OP__COUNT];
+    /* the follow state (workload_state.c): follows earlier runs left standing, this
+     * process's follow events, the refollows' answers, each persona's file */
+    struct prior_follow *prior;
+    size_t n_prior;
+    struct follow_event *events;
+    size_t n_events, cap_events;
+    uint64_t refollow_acc, refollow_rej;
+    char **state_paths; /* per persona; NULL when not kept */
 };
 
 uint64_t workload_rng(uint64_t *x);
@@ -128,6 +172,16 @@ void workload_edit_put(struct workload *w, uint64_t seq, uint64_t update);
 int workload_edit_of(const struct workload *w, uint64_t seq, uint64_t *update);
 /* Whether actor index idx is deleted (delete-actor) at wall-clock now_ns; with the lock. */
 int workload_gone_at(const struct workload *w, uint32_t idx, int64_t now_ns);
+/* Followed pairs (workload_pairs.c), with the lock: the map slot of key (actor_idx << 32 |
+ * persona) or (size_t)-1; add a pair (prior: index + 1 into w->prior, or 0); remove the pair
+ * in slot j. */
+size_t workload_pair_find(const struct workload *w, uint64_t key);
+void workload_pair_add(struct workload *w, uint64_t key, uint64_t follow_seq, uint32_t prior);
+void workload_pair_remove(struct workload *w, size_t j);
+/* The follow state of each persona read into w->prior (workload_new_at, before any
+ * build; the caller adds them as followed pairs). 0, or -1 and err (a file that cannot be
+ * read or parsed). */
+int workload_state_read(struct workload *w, struct flood_err *err);
 /* Flat crowd actor f (0..n_flat-1) of an actor index, and back. */
 uint32_t workload_flat(const struct workload *w, uint32_t idx);
 void workload_unflat(const struct workload *w, uint32_t f, int *instance, int *actor);

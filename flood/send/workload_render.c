@@ -249,6 +249,7 @@ static int args_of(struct workload *w, uint64_t seq, const struct entry *e, stru
         break;
     }
     case OP_FOLLOW:
+    case OP_REFOLLOW: /* the same Follow, from an actor that already follows */
         a->kind = WF_ACT_FOLLOW;
         break;
     default:
@@ -313,7 +314,10 @@ char *workload_render(struct workload *w, uint64_t seq, const struct entry *e, i
             a.p = (struct wf_persona_ref){p->actor, p->mention};
             workload_actor_of_index(w->crowd, e->actor_idx, &a.from.instance, &a.from.actor);
             a.from.seq = workload_id_seq(w, seq);
-            a.follow_seq = workload_id_seq(w, tseq);
+            /* a Follow an earlier run sent: its id as that run wrote it (the follow state) */
+            a.follow_seq = (e->persona_op & F_PRIOR) && e->ref < w->n_prior
+                               ? w->prior[e->ref].id_seq
+                               : workload_id_seq(w, tseq);
             return wf_act_text(&w->crowd->wf, &a, len, err);
         }
         if (e->ref == 0 || entry_copy(w, tseq, &t) < 0 || args_of(w, tseq, &t, &a, &s, err) < 0) {
@@ -503,7 +507,7 @@ static int serve_note(struct workload *w, const struct wf_route *r, struct wf_do
         char *body = workload_render(w, seq, &e, 1, &len, &err);
         return answer(body, len, &err, out);
     }
-    if (e.persona_op & F_UNSEEN) {
+    if ((e.persona_op & F_UNSEEN) && op != OP_UNDO) { /* an Undo's bit is F_PRIOR */
         uint32_t f = workload_flat(w, e.actor_idx), g = workload_flat(w, idx);
         unsigned k = (g + w->n_flat - f) % w->n_flat; /* the k-th actor after the sender */
         unsigned depth = op == OP_REPLY ? w->depth : 1;
@@ -619,7 +623,8 @@ int workload_actor_hook(void *ctx, const struct server_req *req, struct wf_doc *
     return answer(body, body ? strlen(body) : 0, &err, out);
 }
 
-int64_t workload_follow_seq(struct workload *w, const char *follow_id)
+/* The seq and record of an activity of this run by its id URL, or -1. */
+static int64_t activity_of_id(struct workload *w, const char *follow_id, struct entry *e)
 {
     const char *p = follow_id ? strstr(follow_id, "://") : NULL;
     if (!w || !p)
@@ -645,8 +650,33 @@ int64_t workload_follow_seq(struct workload *w, const char *follow_id)
     if (strcmp(want, follow_id) != 0)
         return -1;
     uint64_t seq;
-    struct entry e;
-    if (lookup(w, r.seq, r.instance, r.actor, &seq, &e) < 0 || workload_entry_op(&e) != OP_FOLLOW)
+    if (lookup(w, r.seq, r.instance, r.actor, &seq, e) < 0)
         return -1;
     return (int64_t)seq;
+}
+
+int64_t workload_follow_seq(struct workload *w, const char *follow_id)
+{
+    struct entry e;
+    int64_t seq = activity_of_id(w, follow_id, &e);
+    return seq >= 0 && workload_entry_op(&e) == OP_FOLLOW ? seq : -1;
+}
+
+int workload_refollow_answer(struct workload *w, const char *follow_id, int accepted)
+{
+    struct entry e;
+    int64_t seq = activity_of_id(w, follow_id, &e);
+    if (seq < 0 || workload_entry_op(&e) != OP_REFOLLOW)
+        return 0;
+    pthread_mutex_lock(&w->lock);
+    struct entry *x = workload_entry(w, (uint64_t)seq, 0);
+    if (x && !(x->persona_op & F_ANSWERED)) { /* the first answer counts */
+        x->persona_op |= F_ANSWERED | (accepted ? F_ACCEPTED : 0);
+        if (accepted)
+            w->refollow_acc++;
+        else
+            w->refollow_rej++;
+    }
+    pthread_mutex_unlock(&w->lock);
+    return 1;
 }

@@ -54,6 +54,8 @@ const USAGE = `usage: node server.mjs [options]
   --retry-after-max-s S      the longest Retry-After honoured (default 10, GoToSocial's cap)
   --delivery-log FILE        append one JSON line per delivery attempt (time, inbox, digest,
                              status, Retry-After, error)
+  --ignore-repeat-follow     a Follow from an actor that already follows gets no Accept
+                             (as Hackers' Pub; Mastodon, Misskey, GoToSocial, Pleroma accept again)
   --help                     this text
 `;
 
@@ -92,6 +94,7 @@ function parseArgs(argv) {
         retryAfter: null,
         retryAfterMaxS: 10,
         deliveryLog: null,
+        ignoreRepeatFollow: false,
     };
     const need = (i, name) => {
         if (i + 1 >= argv.length) fail(`${name} needs a value`);
@@ -185,6 +188,9 @@ function parseArgs(argv) {
                 o.retryAfter429 = v === "yes";
                 break;
             }
+            case "--ignore-repeat-follow":
+                o.ignoreRepeatFollow = true;
+                break;
             case "--autopost-ms":
                 o.autopostMs = int(need(i++, a), a, 0);
                 break;
@@ -416,7 +422,13 @@ async function main() {
         kv,
         log,
     });
-    processor = makeProcessor({ store, stats, context, followups });
+    processor = makeProcessor({
+        store,
+        stats,
+        context,
+        followups,
+        ignoreRepeatFollow: o.ignoreRepeatFollow,
+    });
     const api = makeApi({ store, stats, context, domain: o.domain, log, remember: followups.remember });
     queue.start();
     for (const p of Object.values(pools)) p.start();
@@ -465,6 +477,7 @@ async function main() {
                 retry_after_on_429: o.retryAfter429,
                 autopost_ms: o.autopostMs || null,
                 retry: retry?.summary() ?? null,
+                ignore_repeat_follow: o.ignoreRepeatFollow,
                 origin_burst: o.burst,
                 origin_refill: o.refill,
                 lax: o.lax,

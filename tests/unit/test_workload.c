@@ -45,12 +45,13 @@ static void mix_and_spread(void)
     CHECK(shared == (int)pers[0], "alice's activities go to her shared inbox");
     /* binomial standard deviation at N = 1e5 is at most 0.0016: 1% is over 6 sigma */
     double create = ops[OP_CREATE] / (double)N, like = ops[OP_LIKE] / (double)N,
-           follow = (ops[OP_FOLLOW] + ops[OP_UNDO]) / (double)N;
+           follow = (ops[OP_FOLLOW] + ops[OP_UNDO] + ops[OP_REFOLLOW]) / (double)N;
     CHECK(fabs(create - 0.70) < 0.01, "create share %.4f within 0.01 of 0.70", create);
     CHECK(fabs(like - 0.20) < 0.01, "like share %.4f within 0.01 of 0.20", like);
-    CHECK(fabs(follow - 0.10) < 0.01, "follow+undo share %.4f within 0.01 of 0.10", follow);
-    CHECK(ops[OP_UNDO] > 0 && ops[OP_UNDO] < ops[OP_FOLLOW] + 200,
-          "repeated follows became undos (%u follow, %u undo)", ops[OP_FOLLOW], ops[OP_UNDO]);
+    CHECK(fabs(follow - 0.10) < 0.01, "follow+refollow share %.4f within 0.01 of 0.10", follow);
+    CHECK(ops[OP_FOLLOW] == 400 && ops[OP_UNDO] == 0 && ops[OP_REFOLLOW] > 0,
+          "one Follow a pair (200 actors x 2 personas: %u), the rest refollows (%u)",
+          ops[OP_FOLLOW], ops[OP_REFOLLOW]);
     unsigned lo = N, hi = 0;
     for (int i = 1; i <= 20; i++) {
         lo = inst[i] < lo ? inst[i] : lo;
@@ -139,10 +140,11 @@ static json_t *build_json(struct workload *w, uint64_t s, struct workload_item *
 static void follow_undo(void)
 {
     struct crowd c = crowd_of(1, 1, "https");
-    struct workload_opts o = {.seed = 1, .mix = {0, 0, 1, 0}};
+    struct workload_opts o = {
+        .seed = 1, .mix = {0, 0, 1, 0}, .refollow = WORKLOAD_REFOLLOW_UNDO_FIRST};
     struct flood_err err = {0};
     struct workload *w = workload_new_at(&c, &o, personas, 1, 2000000, &err);
-    CHECK(w != NULL, "one actor, one persona, follow only");
+    CHECK(w != NULL, "one actor, one persona, follow only, --refollow undo-first");
     if (!w)
         return;
     char prev_follow[WF_URL_MAX] = "";

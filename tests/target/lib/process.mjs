@@ -10,7 +10,7 @@ const ok = { verdict: "ok" };
 const REMOTE_TTL_MS = 24 * 3600 * 1000;
 const ignored = (reason, sub) => ({ verdict: "ignored", reason, sub });
 
-export function makeProcessor({ store, stats, context: ctx, followups }) {
+export function makeProcessor({ store, stats, context: ctx, followups, ignoreRepeatFollow }) {
     /* The sender as a remote account: from the store when known (as a server keeps
      * accounts in its database), else fetched through Fedify's document loader. */
     async function remoteActor(activity) {
@@ -53,6 +53,15 @@ export function makeProcessor({ store, stats, context: ctx, followups }) {
         if (!sender.account.inbox) return ignored("no-inbox");
         const uri = sender.account.uri;
         const known = a.followers.has(uri);
+        /* A Follow from an actor that already follows. Mastodon (ActivityPub::Activity::Follow,
+         * "Fast-forward repeat follow requests"), Misskey (UserFollowingService.follow: the
+         * duplicate insert is ignored, the Accept still delivered), GoToSocial
+         * (AcceptFollowRequest: ON CONFLICT the follow's URI replaced, then an Accept) and
+         * Pleroma/Akkoma (SideEffects' Follow: User.follow succeeds, an Accept is built) answer
+         * again; Hackers' Pub, on Fedify (federation/inbox/following.ts onFollowed: insert ...
+         * onConflictDoNothing, no row, return) sends nothing. --ignore-repeat-follow does as
+         * the latter: the first Follow's relation is kept and no Accept goes out. */
+        if (known && ignoreRepeatFollow) return ignored("already-following", "Follow");
         a.followers.set(uri, { followId: activity.id?.href ?? null });
         if (!known) store.notify(a, "follow", sender.account.id);
         /* Embed the Follow as received, by ids: the actor fetched above would otherwise be

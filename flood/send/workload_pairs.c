@@ -1,0 +1,94 @@
+/* flood/send/workload_pairs.c: the followed pairs (crowd actor, persona) of a workload: an
+ * open-addressing map from a pair's key to its place in a dense array, so that a uniform draw
+ * among followed pairs is one index, with a count of followers per persona. */
+#include "flood/send/workload_int.h"
+
+#include <stdlib.h>
+
+static size_t map_slot(uint64_t key, size_t cap)
+{
+    uint64_t x = key;
+    return (size_t)(workload_rng(&x) & (cap - 1));
+}
+
+static void map_grow(struct workload *w)
+{
+    size_t cap = w->map_cap ? w->map_cap * 2 : 1024;
+    uint64_t *keys = flood_xcalloc(cap, sizeof(*keys));
+    uint32_t *vals = flood_xcalloc(cap, sizeof(*vals));
+    for (size_t i = 0; i < w->map_cap; i++) {
+        if (!w->map[i])
+            continue;
+        size_t j = map_slot(w->map[i] - 1, cap);
+        while (keys[j])
+            j = (j + 1) & (cap - 1);
+        keys[j] = w->map[i];
+        vals[j] = w->map_val[i];
+    }
+    free(w->map);
+    free(w->map_val);
+    w->map = keys;
+    w->map_val = vals;
+    w->map_cap = cap;
+}
+
+/* Slot of key, or (size_t)-1. */
+size_t workload_pair_find(const struct workload *w, uint64_t key)
+{
+    if (!w->map_cap)
+        return (size_t)-1;
+    for (size_t j = map_slot(key, w->map_cap);; j = (j + 1) & (w->map_cap - 1)) {
+        if (!w->map[j])
+            return (size_t)-1;
+        if (w->map[j] == key + 1)
+            return j;
+    }
+}
+
+void workload_pair_add(struct workload *w, uint64_t key, uint64_t follow_seq, uint32_t prior)
+{
+    if ((w->n_dense + 1) * 2 > w->map_cap)
+        map_grow(w);
+    if (w->n_dense == w->dense_cap) {
+        w->dense_cap = w->dense_cap ? w->dense_cap * 2 : 256;
+        w->dense = flood_xrealloc(w->dense, w->dense_cap * sizeof(*w->dense));
+    }
+    size_t j = map_slot(key, w->map_cap);
+    while (w->map[j])
+        j = (j + 1) & (w->map_cap - 1);
+    w->map[j] = key + 1;
+    w->map_val[j] = (uint32_t)w->n_dense;
+    w->dense[w->n_dense].key = key;
+    w->dense[w->n_dense].follow_seq = follow_seq;
+    w->dense[w->n_dense].prior = prior;
+    w->n_dense++;
+    w->n_following[(uint32_t)key]++;
+}
+
+/* Remove the pair in slot j (linear probing: shift the following cluster back). */
+void workload_pair_remove(struct workload *w, size_t j)
+{
+    uint32_t d = w->map_val[j];
+    w->n_following[(uint32_t)w->dense[d].key]--;
+    /* move the last dense pair into d's place */
+    size_t last = w->n_dense - 1;
+    if (d != last) {
+        w->dense[d] = w->dense[last];
+        size_t k = workload_pair_find(w, w->dense[d].key);
+        w->map_val[k] = d;
+    }
+    w->n_dense--;
+    size_t mask = w->map_cap - 1;
+    size_t hole = j;
+    for (size_t k = (j + 1) & mask; w->map[k]; k = (k + 1) & mask) {
+        size_t home = map_slot(w->map[k] - 1, w->map_cap);
+        /* k may move into the hole when its home is not in (hole, k] cyclically */
+        int between = hole <= k ? (home > hole && home <= k) : (home > hole || home <= k);
+        if (!between) {
+            w->map[hole] = w->map[k];
+            w->map_val[hole] = w->map_val[k];
+            hole = k;
+        }
+    }
+    w->map[hole] = 0;
+}
