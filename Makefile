@@ -12,7 +12,7 @@
 
 CC      ?= cc
 PREFIX  ?= /usr/local
-PKGS    := libmicrohttpd gnutls openssl jansson libcurl libevent libevent_pthreads libevent_openssl
+PKGS    := libmicrohttpd gnutls openssl jansson libcurl libevent libevent_pthreads libevent_openssl hiredis
 VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 
 ifeq ($(SANITIZE),)
