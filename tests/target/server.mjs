@@ -12,6 +12,7 @@ import { makeFollowups } from "./lib/followup.mjs";
 import { countOutgoing, installRoutes } from "./lib/net.mjs";
 import { makeProcessor } from "./lib/process.mjs";
 import { WorkQueue } from "./lib/queue.mjs";
+import { RedisWorkQueue } from "./lib/redisqueue.mjs";
 import { TokenBuckets, originOf } from "./lib/ratelimit.mjs";
 import { PoolStats, Stats } from "./lib/stats.mjs";
 import { Store } from "./lib/store.mjs";
@@ -45,6 +46,9 @@ const USAGE = `usage: node server.mjs [options]
   --delivery-timeout-ms MS   abort a delivery (POST) after MS (default: none, undici's 30 s)
   --retry-after-on-429 Y     yes (default) or no: send Retry-After with a 429
   --autopost-ms MS           every local account with followers posts every MS (default 0: off)
+  --inbox-queue redis://HOST:PORT[/DB][?prefix=P]
+                             the inbox queue in Redis through BullMQ, keyed as Misskey keys
+                             its inbox queue (P:queue:inbox, default P flood-target)
   --help                     this text
 `;
 
@@ -78,6 +82,7 @@ function parseArgs(argv) {
         deliveryTimeoutMs: 0,
         retryAfter429: true,
         autopostMs: 0,
+        inboxQueue: null,
     };
     const need = (i, name) => {
         if (i + 1 >= argv.length) fail(`${name} needs a value`);
@@ -174,6 +179,9 @@ function parseArgs(argv) {
             case "--autopost-ms":
                 o.autopostMs = int(need(i++, a), a, 0);
                 break;
+            case "--inbox-queue":
+                o.inboxQueue = redisUrl(need(i++, a), a);
+                break;
             default:
                 fail(`unknown option '${a}'`);
         }
@@ -193,6 +201,13 @@ function parseArgs(argv) {
             fail(`--public-url: want http(s)://HOST[:PORT] '${o.publicUrl}'`);
     }
     return o;
+}
+
+/* redis://HOST:PORT[/DB][?prefix=P] into {host, port, db, prefix}. */
+function redisUrl(s, name) {
+    const m = /^redis:\/\/([^:/?]+):(\d+)(?:\/(\d+))?(?:\?prefix=([^&]+))?$/.exec(s);
+    if (!m || Number(m[2]) > 65535) fail(`${name}: want redis://HOST:PORT[/DB][?prefix=P] '${s}'`);
+    return { host: m[1], port: Number(m[2]), db: Number(m[3] ?? 0), prefix: m[4] ?? "flood-target" };
 }
 
 function hostPort(s, name) {
@@ -308,13 +323,10 @@ async function main() {
 
     let processor = null;
     let followups = null;
-    const queue = new WorkQueue({
-        workers: o.workers,
-        handler: (item) => processor(item),
-        stats,
-        log,
-        workMs: o.workMs,
-    });
+    const queueOpts = { workers: o.workers, handler: (item) => processor(item), stats, log, workMs: o.workMs };
+    const queue = o.inboxQueue
+        ? new RedisWorkQueue({ ...queueOpts, redis: o.inboxQueue, prefix: o.inboxQueue.prefix })
+        : new WorkQueue(queueOpts);
     const { federation, context, kv } = buildFederation({
         store,
         queue,
