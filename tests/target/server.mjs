@@ -49,6 +49,9 @@ const USAGE = `usage: node server.mjs [options]
   --inbox-queue redis://HOST:PORT[/DB][?prefix=P]
                              the inbox queue in Redis through BullMQ, keyed as Misskey keys
                              its inbox queue (P:queue:inbox, default P flood-target)
+  --verify-later             answer every inbox POST 202 at once and verify its signature
+                             afterwards, as Misskey queues the raw request and verifies in
+                             its inbox job (a refused one is dropped without a word)
   --help                     this text
 `;
 
@@ -83,6 +86,7 @@ function parseArgs(argv) {
         retryAfter429: true,
         autopostMs: 0,
         inboxQueue: null,
+        verifyLater: false,
     };
     const need = (i, name) => {
         if (i + 1 >= argv.length) fail(`${name} needs a value`);
@@ -178,6 +182,9 @@ function parseArgs(argv) {
             }
             case "--autopost-ms":
                 o.autopostMs = int(need(i++, a), a, 0);
+                break;
+            case "--verify-later":
+                o.verifyLater = true;
                 break;
             case "--inbox-queue":
                 o.inboxQueue = redisUrl(need(i++, a), a);
@@ -598,6 +605,16 @@ async function main() {
                 if (body === null) return send(res, 413, { error: "body too large" });
                 const r = await api(req.method, url, req.headers, body);
                 return send(res, r.status, r.body);
+            }
+            if (isInbox && o.verifyLater && body !== null) {
+                /* Misskey's inbox answers 202 once the request parses, and verifies the
+                 * signature in the queued job (packages/backend/src/server/
+                 * ActivityPubServerService.ts inbox(), queue/processors/
+                 * InboxProcessorService.ts): a bad one is dropped, never answered. */
+                send(res, 202, "Accepted.");
+                const dropped = { headersSent: true, writeHead() {}, end() {}, setHeader() {} };
+                inbox(req, dropped, url, body).catch((err) => log(`inbox (later): ${err?.message ?? err}`));
+                return;
             }
             if (isInbox) {
                 const response = await inbox(req, res, url, body);
