@@ -13,6 +13,7 @@
 #include "flood/cmd/cli.h"
 #include "flood/cmd/run_shard.h"
 #include "flood/dash/dash.h"
+#include "flood/measure/tqueue.h"
 #include "flood/report/metrics.h"
 
 enum {
@@ -64,6 +65,7 @@ enum {
     RUN_OPT_START_AT,
     RUN_OPT_LOG_SENDS,
     RUN_OPT_LOOPS,
+    RUN_OPT_TARGET_QUEUE,
 };
 
 static const struct option run_own_options[] = {
@@ -115,6 +117,7 @@ static const struct option run_own_options[] = {
     {"start-at", required_argument, NULL, RUN_OPT_START_AT},
     {"log-sends", required_argument, NULL, RUN_OPT_LOG_SENDS},
     {"loops", required_argument, NULL, RUN_OPT_LOOPS},
+    {"target-queue", required_argument, NULL, RUN_OPT_TARGET_QUEUE},
     {NULL, 0, NULL, 0},
 };
 
@@ -137,6 +140,10 @@ static const char run_help[] =
     "  --insecure           do not verify the target's TLS certificate\n"
     "  --cacert FILE        trust this CA for the target\n"
     "  --no-check           skip the reachability check before the start\n"
+    "  --target-queue SRC   read the target's own queue each second (repeatable):\n"
+    "                       sidekiq:redis://HOST:PORT/DB (Mastodon), bullmq:redis://HOST:PORT/DB\n"
+    "                       [?prefix=P] (Misskey), fedify:URL (benchmark stats),\n"
+    "                       prometheus:URL#METRIC{LABELS}, json:URL#PATH, cmd:COMMAND\n"
     "\n"
     "Load:\n"
     "  --rate R             activities per second (with --duration)\n"
@@ -530,6 +537,14 @@ static int run_opt_target(struct run_opts *ro, int id, const char *arg, struct f
     case RUN_OPT_LIKE_OBJECT:
         run_opts_add_str(&ro->like_objects, &ro->n_like, arg);
         return 0;
+    case RUN_OPT_TARGET_QUEUE: {
+        struct tq_source *src = tq_source_new(arg, e);
+        if (!src)
+            return -1;
+        tq_source_free(src);
+        run_opts_add_str(&ro->target_queue, &ro->n_target_queue, arg);
+        return 0;
+    }
     case RUN_OPT_PERSONAL_INBOX:
         ro->personal_inbox = 1;
         return 0;
@@ -705,6 +720,7 @@ void run_opts_free(struct run_opts *ro)
     curl_slist_free_all(ro->resolve);
     run_opts_free_strs(ro->personas, ro->n_personas);
     run_opts_free_strs(ro->like_objects, ro->n_like);
+    run_opts_free_strs(ro->target_queue, ro->n_target_queue);
     run_opts_free_strs(ro->resolve_v, ro->n_resolve_v);
     free(ro->expect);
     json_decref(ro->preset_j);
@@ -785,6 +801,10 @@ json_t *run_opts_config_json(const struct run_opts *ro, const struct crowd_opts 
     for (size_t i = 0; i < ro->n_like; i++)
         json_array_append_new(l, json_string(ro->like_objects[i]));
     json_object_set_new(c, "like_objects", l);
+    json_t *tq = json_array();
+    for (size_t i = 0; i < ro->n_target_queue; i++)
+        json_array_append_new(tq, json_string(ro->target_queue[i]));
+    json_object_set_new(c, "target_queue", tq);
     json_object_set_new(c, "personal_inbox", json_boolean(ro->personal_inbox));
     json_object_set_new(c, "target_http", json_boolean(ro->target_http));
     json_object_set_new(c, "check", json_boolean(!ro->no_check));

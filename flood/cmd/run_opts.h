@@ -50,6 +50,8 @@ struct run_opts {
     size_t n_personas;
     char **like_objects;
     size_t n_like;
+    char **target_queue; /* --target-queue specs, as given */
+    size_t n_target_queue;
     struct curl_slist *resolve;
     char **resolve_v;
     size_t n_resolve_v;

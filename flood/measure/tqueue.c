@@ -193,7 +193,10 @@ struct tq_track {
     double last, max;
 };
 
+struct tq_sampler;
+
 struct tq_src_state {
+    struct tq_sampler *sm;
     struct tq_source *src;
     char label[32];        /* "sidekiq", "sidekiq#2" */
     struct tq_slot *slots; /* one a second, grown as the run goes */
@@ -202,8 +205,14 @@ struct tq_src_state {
     char first_why[200], last_why[200];
     struct tq_track track[TQ_GAUGES_MAX];
     size_t n_track;
+    double inbound; /* the last reading's inbound sum */
+    int inbound_have;
+    pthread_t thread;
+    int started;
 };
 
+/* Each source on a thread of its own, so a source that times out leaves the others'
+ * seconds whole; the readings are kept under one lock. */
 struct tq_sampler {
     const char *cmd;
     int quiet;
@@ -213,9 +222,6 @@ struct tq_sampler {
     pthread_mutex_t lock;
     pthread_cond_t wake;
     int stop, running;
-    double inbound;
-    int inbound_have;
-    pthread_t thread;
 };
 
 static int64_t mono_ns(void)
@@ -277,42 +283,42 @@ static void keep(struct tq_sampler *sm, struct tq_src_state *st, int64_t t,
     }
 }
 
+/* Sleep until the monotonic time `at` or a stop, under the lock. 1 when stopping. */
+static int wait_until(struct tq_sampler *sm, int64_t at)
+{
+    while (!sm->stop) {
+        int64_t left = at - mono_ns();
+        if (left <= 0)
+            return 0;
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        int64_t ns = until.tv_nsec + left;
+        until.tv_sec += ns / 1000000000;
+        until.tv_nsec = ns % 1000000000;
+        pthread_cond_timedwait(&sm->wake, &sm->lock, &until);
+    }
+    return 1;
+}
+
+/* One source: a reading at each whole second from t0 (and one at once); a reading that
+ * takes past the next second's start leaves that second to the next reading. */
 static void *sampler_main(void *arg)
 {
-    struct tq_sampler *sm = arg;
+    struct tq_src_state *st = arg;
+    struct tq_sampler *sm = st->sm;
     struct tq_reading *r = flood_xmalloc(sizeof(*r));
     pthread_mutex_lock(&sm->lock);
     while (!sm->stop) {
         pthread_mutex_unlock(&sm->lock);
-        int64_t start = mono_ns();
-        double inbound = 0;
-        int have_any = 0;
-        for (size_t i = 0; i < sm->n; i++) {
-            tq_source_read(sm->src[i].src, r);
-            int have = 0;
-            inbound += tq_reading_sum(r, TQ_INBOUND, &have);
-            have_any |= have;
-            int64_t t = (mono_ns() - sm->t0) / 1000000000;
-            pthread_mutex_lock(&sm->lock);
-            keep(sm, &sm->src[i], t, r);
-            pthread_mutex_unlock(&sm->lock);
-        }
+        tq_source_read(st->src, r);
+        int64_t now = mono_ns(), t = (now - sm->t0) / 1000000000;
         pthread_mutex_lock(&sm->lock);
-        if (have_any) {
-            sm->inbound = inbound;
-            sm->inbound_have = 1;
-        }
-        /* the next reading a second after this one began, or at once when a read took longer */
-        int64_t next = start + 1000000000;
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        int64_t wait = next - mono_ns();
-        if (wait > 0 && !sm->stop) {
-            int64_t ns = until.tv_nsec + wait;
-            until.tv_sec += ns / 1000000000;
-            until.tv_nsec = ns % 1000000000;
-            pthread_cond_timedwait(&sm->wake, &sm->lock, &until);
-        }
+        keep(sm, st, t, r);
+        st->inbound = tq_reading_sum(r, TQ_INBOUND, &st->inbound_have); /* none when failed */
+        /* the next whole second from t0 (before the start: the start itself) */
+        int64_t next = now < sm->t0 ? sm->t0 : sm->t0 + (t + 1) * 1000000000;
+        if (wait_until(sm, next))
+            break;
     }
     pthread_mutex_unlock(&sm->lock);
     free(r);
@@ -347,12 +353,16 @@ struct tq_sampler *tq_sampler_start(const char *cmd, const char *const *specs, s
             snprintf(st->label, sizeof(st->label), "%s", tq_source_kind(st->src));
         sm->n++;
     }
-    if (pthread_create(&sm->thread, NULL, sampler_main, sm)) {
-        flood_err_set(err, FLOOD_EIO, "--target-queue: cannot start the sampler thread");
-        tq_sampler_free(sm);
-        return NULL;
-    }
     sm->running = 1;
+    for (size_t i = 0; i < sm->n; i++) {
+        sm->src[i].sm = sm;
+        if (pthread_create(&sm->src[i].thread, NULL, sampler_main, &sm->src[i])) {
+            flood_err_set(err, FLOOD_EIO, "--target-queue: cannot start a sampler thread");
+            tq_sampler_free(sm);
+            return NULL;
+        }
+        sm->src[i].started = 1;
+    }
     return sm;
 }
 
@@ -362,9 +372,11 @@ void tq_sampler_stop(struct tq_sampler *sm)
         return;
     pthread_mutex_lock(&sm->lock);
     sm->stop = 1;
-    pthread_cond_signal(&sm->wake);
+    pthread_cond_broadcast(&sm->wake);
     pthread_mutex_unlock(&sm->lock);
-    pthread_join(sm->thread, NULL);
+    for (size_t i = 0; i < sm->n; i++)
+        if (sm->src[i].started)
+            pthread_join(sm->src[i].thread, NULL);
     sm->running = 0;
 }
 
@@ -414,11 +426,17 @@ int tq_sampler_inbound(struct tq_sampler *sm, double *depth)
 {
     if (!sm)
         return -1;
+    double sum = 0;
+    int have = 0;
     pthread_mutex_lock(&sm->lock);
-    int have = sm->inbound_have;
-    if (have)
-        *depth = sm->inbound;
+    for (size_t i = 0; i < sm->n; i++)
+        if (sm->src[i].inbound_have) {
+            sum += sm->src[i].inbound;
+            have = 1;
+        }
     pthread_mutex_unlock(&sm->lock);
+    if (have)
+        *depth = sum;
     return have ? 0 : -1;
 }
 

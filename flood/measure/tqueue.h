@@ -72,7 +72,7 @@ void tq_source_read(struct tq_source *s, struct tq_reading *r);
  * any (*have). */
 double tq_reading_sum(const struct tq_reading *r, enum tq_role role, int *have);
 
-/* ---- the sampler: every source once a second on a thread of its own ------------------- */
+/* ---- the sampler: each source read at every whole second, on a thread of its own ------ */
 
 struct tq_sampler;
 
@@ -95,8 +95,8 @@ void tq_sampler_stop(struct tq_sampler *sm);
  * nothing for that second at all (no source read). */
 json_t *tq_sampler_second(struct tq_sampler *sm, int64_t t);
 
-/* The last reading's inbound sum (TQ_INBOUND gauges of every source that read): 0 and
- * *depth, or -1 when no source has read yet. */
+/* The inbound sum of each source's last reading (TQ_INBOUND gauges): 0 and *depth, or -1
+ * when no source's last reading had one (failed, or none yet). */
 int tq_sampler_inbound(struct tq_sampler *sm, double *depth);
 
 /* run.json's "target_queue" record: per source its spec, kind, readings, missing ones,

@@ -8,6 +8,7 @@
 #include "flood/core/fsutil.h"
 #include "flood/report/report.h"
 #include "flood/report/report_fetches.h"
+#include "flood/report/report_tqueue.h"
 #include "flood/report/report_preset.h"
 #include "flood/report/report_plot.h"
 #include "flood/report/report_run.h"
@@ -696,6 +697,7 @@ static void report_body(FILE *f, const void *arg)
     fputs("</table>\n", f);
     inbound_section(f, r);
     report_fetches_section(f, r);
+    report_tqueue_section(f, r);
     faults_section(f, r->root);
     fputs("<h2 id=\"config\">Configuration</h2>\n<table class=\"config\">\n", f);
     config_rows(f, json_object_get(r->root, "config"), "");

@@ -397,9 +397,15 @@ json_t *results_json(const struct stats *st, const struct results_info *ri)
         json_t *e = results_series_row(x, i, st->probes != NULL,
                                        st->inbound_count != NULL || ri->series_added,
                                        st->fetch_count != NULL || ri->fetches);
+        if (ri->tqueue) {
+            json_t *q = tq_sampler_second(ri->tqueue, (int64_t)i);
+            put(e, "target_queue", q ? q : json_null());
+        }
         json_array_append_new(series, e);
     }
     put(root, "series", series);
+    if (ri->tqueue)
+        put(root, "target_queue", tq_sampler_json(ri->tqueue));
     json_t *exact = results_exact_json(st);
     if (ri->fetches)
         put(exact, "fetches", results_fetches_exact(ri->fetches));
@@ -465,6 +471,8 @@ static void summary_preset(FILE *f, const json_t *preset)
     fprintf(f, "\n\n");
 }
 
+static void tqueue_line(FILE *f, struct tq_sampler *sm, int md);
+
 static int write_summary(const char *dir, const struct stats *st, const struct results_info *ri,
                          const json_t *run, struct flood_err *err)
 {
@@ -508,7 +516,43 @@ static int write_summary(const char *dir, const struct stats *st, const struct r
         if (results_crowd_unreachable(st, ri, why, sizeof(why)))
             fprintf(f, "\n**crowd unreachable:** %s\n", why);
     }
+    tqueue_line(f, ri->tqueue, 1);
     return fs_tmp_commit(&tmp, FS_REPLACE, 0, err);
+}
+
+/* The target's queue in one line: each source's inbound gauges (last and largest), and
+ * its missing readings with the first reason. Nothing without --target-queue. */
+static void tqueue_line(FILE *f, struct tq_sampler *sm, int md)
+{
+    if (!sm)
+        return;
+    json_t *a = tq_sampler_json(sm);
+    fprintf(f, "%s", md ? "\n**target queue:**" : "target queue:");
+    size_t i;
+    json_t *src;
+    json_array_foreach(a, i, src)
+    {
+        fprintf(f, "%s %s", i ? ";" : "", json_string_value(json_object_get(src, "source")));
+        const char *name;
+        json_t *g;
+        int shown = 0;
+        json_object_foreach(json_object_get(src, "gauges"), name, g)
+        {
+            const char *role = json_string_value(json_object_get(g, "role"));
+            if (!role || (strcmp(role, "inbound") && strcmp(role, "retry") && strcmp(role, "dead")))
+                continue;
+            fprintf(f, "%s %s last %g max %g", shown++ ? "," : "", name,
+                    json_number_value(json_object_get(g, "last")),
+                    json_number_value(json_object_get(g, "max")));
+        }
+        json_int_t missing = json_integer_value(json_object_get(src, "missing"));
+        if (missing)
+            fprintf(f, " (%lld of %lld readings missing: %s)", (long long)missing,
+                    (long long)json_integer_value(json_object_get(src, "readings")),
+                    json_string_value(json_object_get(src, "first_failure")));
+    }
+    fprintf(f, "\n");
+    json_decref(a);
 }
 
 /* run.json's "preset" first: the preset and the values of the figures it watches, printed
@@ -660,6 +704,7 @@ void results_print_table(FILE *f, const struct stats *st, const struct results_i
                 st->late_sends, st->not_ready, ri->gen->saturated ? "yes" : "no",
                 ri->gen->steal_s * 1000, results_steal_share(ri->gen) * 100);
     results_fetches_line(f, st, ri, 0);
+    tqueue_line(f, ri->tqueue, 0);
     json_t *w = warnings_json(st, ri);
     size_t i;
     json_t *v;

@@ -18,6 +18,7 @@
 #include "flood/send/sender.h"
 #include "flood/send/steer.h"
 #include "flood/measure/stats.h"
+#include "flood/measure/tqueue.h"
 
 struct server_stats; /* flood/crowd/server.h */
 
@@ -49,6 +50,9 @@ struct results_info {
     /* borrowed, may be NULL: the crowd server's counts (requests by status, refusals, TLS
      * answers cut), run.json's "crowd" */
     const struct server_stats *crowd;
+    /* borrowed, may be NULL: the target's own queue, read each second (--target-queue):
+     * the series' "target_queue" and run.json's "target_queue" */
+    struct tq_sampler *tqueue;
 };
 
 /* One second of run.json's "series" (a new reference): second i's row x; with_probes adds
