@@ -3,8 +3,8 @@
  * user gave for the target), judged on its tail (report/capacity.c); the rate steps up by a
  * factor until a step breaks a limit, then bisects between the last good and the first bad
  * rate, running a step again where its verdict is close. Between steps the target's queue
- * is watched until it drains (--stats-url or --probe-cmd); without one, each step's run
- * already waits for the Accepts of its Follows, which is the target's queue draining. */
+ * is watched until it drains (--target-queue, --stats-url or --probe-cmd); without one, each step's
+ * run already waits for the Accepts of its Follows, which is the target's queue draining. */
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
@@ -23,6 +23,7 @@
 #include "flood/cmd/cmd.h"
 #include "flood/cmd/run_opts.h"
 #include "flood/core/fsutil.h"
+#include "flood/measure/tqueue.h"
 #include "flood/report/capacity.h"
 #include "flood/report/report.h"
 #include "flood/report/results.h"
@@ -40,6 +41,9 @@ struct cap_opts {
     double drain_below;
     char *pass[CAP_ARGS_MAX]; /* the options for every step's flood run (borrowed) */
     int n_pass;
+    /* the steps' --target-queue sources, read here too while the queue drains */
+    struct tq_source *tq[TQ_SOURCES_MAX];
+    int n_tq;
 };
 
 static volatile sig_atomic_t cap_stop;
@@ -84,6 +88,19 @@ static size_t collect(char *p, size_t size, size_t n, void *ctx)
  * first number. 0, or -1 when it could not be read. */
 static int queue_depth(const struct cap_opts *o, double *depth)
 {
+    if (o->n_tq) { /* the steps' --target-queue sources: their inbound gauges summed */
+        double sum = 0;
+        for (int i = 0; i < o->n_tq; i++) {
+            struct tq_reading r;
+            int have = 0;
+            tq_source_read(o->tq[i], &r);
+            sum += tq_reading_sum(&r, TQ_INBOUND, &have);
+            if (!have)
+                return -1;
+        }
+        *depth = sum;
+        return 0;
+    }
     if (o->probe_cmd) {
         FILE *p = popen(o->probe_cmd, "r");
         if (!p)
@@ -151,7 +168,7 @@ static void *sampler_main(void *arg)
  * or -1 when it did not drain in time. */
 static double drain(const struct cap_opts *o, double rate)
 {
-    if (!o->stats_url && !o->probe_cmd)
+    if (!o->stats_url && !o->probe_cmd && !o->n_tq)
         return 0;
     double below = o->drain_below >= 0 ? o->drain_below : fmax(1, rate * 0.02);
     double t0 = now_wall(), d;
@@ -231,8 +248,8 @@ static int step(struct cap_opts *o, double rate, struct cap_step *s, int index, 
     s->rate = rate;
     int passes = 0, fails = 0, repeat_confirm = 0;
     struct cap_limits lim = o->lim;
-    if (!o->stats_url && !o->probe_cmd)
-        lim.queue_share = -1;
+    if (!o->stats_url && !o->probe_cmd && !o->n_tq)
+        lim.queue_share = -1; /* with --target-queue each step's run.json has the readings */
     for (int r = 0; r < 3 && !cap_stop; r++) {
         struct sampler sm = {.o = o};
         pthread_mutex_init(&sm.lock, NULL);
@@ -314,8 +331,11 @@ static const char cap_help[] =
     "run's), judged on its last part; the rate steps up by --factor until a step breaks a\n"
     "limit, then is bisected between the last good and the first bad rate, each step close\n"
     "to a limit run again (majority of up to three). Between steps the target's queue is\n"
-    "watched until it drains (--stats-url, --probe-cmd); without them each step's run waits\n"
-    "for the Accepts of its Follows (up to --cooldown).\n"
+    "watched until it drains (--target-queue, a flood run option every step reads into its\n"
+    "run.json, or --stats-url, --probe-cmd); without them each step's run waits for the\n"
+    "Accepts of its Follows (up to --cooldown). With --target-queue the queue criterion is\n"
+    "the growth of the inbound queues in each step's own readings, the one that grew most\n"
+    "named in the verdict.\n"
     "\n"
     "Search:\n"
     "  --start R            the first step's rate (default 10)\n"
@@ -557,7 +577,7 @@ static int cap_parse(int argc, char **argv, struct cap_opts *o)
  * failed first step. 0, or 2 with the error printed (as flood run prints it). *dashboard:
  * the steps' --dashboard address (borrowed from argv), or NULL: each step's run binds it
  * in turn, so its port must be fixed. */
-static int check_pass(const struct cap_opts *o, const char **dashboard)
+static int check_pass(struct cap_opts *o, const char **dashboard)
 {
     char *args[CAP_ARGS_MAX + 8];
     int n = 0;
@@ -576,6 +596,16 @@ static int check_pass(const struct cap_opts *o, const char **dashboard)
         rc = 2;
     }
     *dashboard = rc == 0 ? ro.dashboard : NULL;
+    for (size_t i = 0; rc == 0 && i < ro.n_target_queue && o->n_tq < TQ_SOURCES_MAX; i++) {
+        struct flood_err e = {0};
+        if ((o->tq[o->n_tq] = tq_source_new(ro.target_queue[i], &e)))
+            o->n_tq++;
+    }
+    if (rc == 0 && o->n_tq && (o->stats_url || o->probe_cmd)) {
+        fprintf(stderr, "flood: capacity: give --target-queue, or --stats-url or --probe-cmd, "
+                        "not both\n");
+        rc = 2;
+    }
     const char *port = *dashboard ? strrchr(*dashboard, ':') : NULL;
     if (port && atoi(port + 1) == 0) {
         fprintf(stderr, "flood: capacity: --dashboard needs a fixed port, not 0 (each step's "
@@ -713,6 +743,8 @@ int cmd_capacity(int argc, char **argv)
                 cap_html_write(o.out, cj, &err) == 0;
     json_decref(cj);
     free(steps);
+    for (int i = 0; i < o.n_tq; i++)
+        tq_source_free(o.tq[i]);
     curl_global_cleanup();
     if (n)
         printf("%s\n", verdict);
