@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# --target-queue against real queues at known depths: Debian's redis-server started here,
+# Sidekiq's layout written as Sidekiq's client writes it and a real BullMQ queue (Misskey's
+# job queue library, from the npm registry), both driven by tests/queue/load.mjs at set
+# rates; a Prometheus exposition and a JSON document served by python3; a source that cannot
+# be read (missing, never 0, said once); then the reference target with its inbox queue in
+# Redis (--inbox-queue), read both ways (BullMQ in Redis and its /stats JSON), and a short
+# flood capacity whose verdict names the queue that broke.
+. "$(dirname "$0")/lib.sh"
+. "$ROOT/tests/tools/run_lib.sh"
+. "$ROOT/tests/tools/ports.sh"
+
+for tool in redis-server redis-cli node jq python3 curl; do
+    command -v "$tool" >/dev/null 2>&1 || { check 1 "$tool is installed"; done_testing; exit 1; }
+done
+QUEUE_TOOL=$ROOT/tests/queue/load.mjs
+[ -d "$ROOT/tests/queue/node_modules/bullmq" ]
+check $? "tests/queue has its npm packages (scripts/deps.sh: npm ci)" || { done_testing; exit 1; }
+
+RPORT=$(pick_port)
+redis-server --port "$RPORT" --bind 127.0.0.1 --save '' --appendonly no \
+    --dir "$T_TMP" >"$T_TMP/redis.log" 2>&1 &
+T_PIDS="$T_PIDS $!"
+for _ in $(seq 100); do redis-cli -p "$RPORT" ping 2>/dev/null | grep -q PONG && break; sleep 0.05; done
+redis-cli -p "$RPORT" ping 2>/dev/null | grep -q PONG
+check $? "redis-server answers on 127.0.0.1:$RPORT" || { done_testing; exit 1; }
+REDIS=redis://127.0.0.1:$RPORT
+
+start_sink --status 202
+SINK_INBOX="http://127.0.0.1:$SINK_PORT/inbox"
+
+# gauge SOURCE GAUGE: the gauge's readings of the run, one a line ("null" when missing)
+gauge() { jq -r --arg s "$1" --arg g "$2" '.series[] | .target_queue[$s][$g] // "null"' "$RUN_DIR/run.json"; }
+
+# 1. Sidekiq: 40 in ingress at the start, then +20/s enqueued and 10/s worked for 6 s
+#    (so +10/s), 5 in push, 2 scheduled, 1 retrying
+redis-cli -p "$RPORT" flushall >/dev/null
+node "$QUEUE_TOOL" --redis "127.0.0.1:$RPORT" --layout sidekiq --fill 40 --other 5 --delayed 2 \
+    --failed 1 --enqueue-rate 20 --work-rate 10 --seconds 6 >"$T_TMP/sidekiq.log" 2>&1 &
+QPID=$!
+frun --inbox "$SINK_INBOX" --sign none --rate 20 --duration 5s --target-queue "sidekiq:$REDIS/0"
+wait "$QPID"
+check $? "the Sidekiq driver ran ($(tail -1 "$T_TMP/sidekiq.log"))"
+check "$RUN_RC" "flood run --target-queue sidekiq:... exits 0" || show_run
+expect_eq "$(jget '.config.target_queue[0]')" "sidekiq:$REDIS/0" "run.json's config names the source"
+expect_eq "$(jget '.target_queue[0].missing')" 0 "every Sidekiq reading taken"
+expect_eq "$(jget '.target_queue[0].gauges.ingress.role')" inbound "ingress is the inbound queue (Mastodon's ActivityPub::ProcessingWorker)"
+expect_eq "$(jget '.target_queue[0].gauges.push.last')" 5 "push: the 5 deliveries waiting"
+expect_eq "$(jget '.target_queue[0].gauges.schedule.last')" 2 "schedule: 2 jobs for later"
+expect_eq "$(jget '.target_queue[0].gauges.retry.last')" 1 "retry: 1 job retrying"
+first=$(gauge sidekiq ingress | grep -v null | head -1)
+python3 -c "import sys; sys.exit(0 if 38 <= $first <= 62 else 1)"
+check $? "the first ingress reading near the 40 filled (got $first)"
+# the growth a second over the readings of seconds 1..5, against +10/s by construction
+slope=$(jq -r '[.series[] | select(.t >= 1 and .t <= 5) | [.t, .target_queue.sidekiq.ingress]
+    | select(.[1] != null)] | if length < 3 then "none" else
+    ((.[-1][1] - .[0][1]) / (.[-1][0] - .[0][0])) end' "$RUN_DIR/run.json")
+python3 -c "import sys; sys.exit(0 if '$slope' != 'none' and 6 <= float('$slope') <= 14 else 1)"
+check $? "ingress grows about +10/s in the series (got $slope/s)"
+
+# 2. BullMQ with Misskey's key prefix: 50 waiting in inbox, 3 delayed, 2 failed, 7 in deliver
+redis-cli -p "$RPORT" flushall >/dev/null
+node "$QUEUE_TOOL" --redis "127.0.0.1:$RPORT" --layout bullmq --prefix misskey.test --fill 50 \
+    --other 7 --delayed 3 --failed 2 --seconds 1 >"$T_TMP/bullmq.log" 2>&1
+check $? "the BullMQ driver filled its queues ($(tail -1 "$T_TMP/bullmq.log"))"
+frun --inbox "$SINK_INBOX" --sign none --rate 10 --duration 2s \
+    --target-queue "bullmq:$REDIS/0?prefix=misskey.test" --target-queue "bullmq:$REDIS/0"
+check "$RUN_RC" "flood run with two bullmq sources exits 0" || show_run
+expect_eq "$(jget '.target_queue[0].gauges["inbox.waiting"].last')" 50 "inbox.waiting: 50"
+expect_eq "$(jget '.target_queue[0].gauges["inbox.waiting"].role')" inbound "the inbox queue is inbound (Misskey's QUEUE.INBOX)"
+expect_eq "$(jget '.target_queue[0].gauges["inbox.delayed"].last')" 3 "inbox.delayed: 3"
+expect_eq "$(jget '.target_queue[0].gauges["inbox.failed"].last')" 2 "inbox.failed: 2"
+expect_eq "$(jget '.target_queue[0].gauges["deliver.waiting"].last')" 7 "deliver.waiting: 7"
+expect_eq "$(jget '.target_queue[1].source')" "bullmq#2" "a second source of a kind is bullmq#2"
+expect_eq "$(jget '.target_queue[1].gauges["inbox.waiting"].last')" 50 "without a prefix the queues are found by their meta keys"
+
+# 3. Prometheus and JSON documents, and a source that cannot be read
+mkdir -p "$T_TMP/www"
+printf '# TYPE jobs_waiting gauge\njobs_waiting{queue="inbox",shard="a"} 12\njobs_waiting{queue="inbox",shard="b"} 3\njobs_waiting{queue="push"} 40\n' >"$T_TMP/www/metrics"
+printf '{"queue":{"depth":17}}' >"$T_TMP/www/stats.json"
+HPORT=$(pick_port)
+(cd "$T_TMP/www" && exec python3 -m http.server "$HPORT" --bind 127.0.0.1) >"$T_TMP/http.log" 2>&1 &
+T_PIDS="$T_PIDS $!"
+for _ in $(seq 100); do curl -sf "http://127.0.0.1:$HPORT/stats.json" >/dev/null && break; sleep 0.05; done
+DEAD=$(pick_port)
+frun --inbox "$SINK_INBOX" --sign none --rate 10 --duration 2s \
+    --target-queue "prometheus:http://127.0.0.1:$HPORT/metrics#jobs_waiting{queue=\"inbox\"}" \
+    --target-queue "json:http://127.0.0.1:$HPORT/stats.json#queue.depth" \
+    --target-queue "sidekiq:redis://127.0.0.1:$DEAD/0"
+check "$RUN_RC" "a run whose third source cannot be read still exits 0" || show_run
+expect_eq "$(jget '.target_queue[0].gauges.depth.last')" 15 "prometheus: the inbox samples summed (12 + 3)"
+expect_eq "$(jget '.target_queue[1].gauges.depth.last')" 17 "json: the number at queue.depth"
+expect_eq "$(jget '.target_queue[2].missing == .target_queue[2].readings and .target_queue[2].readings > 0')" true \
+    "the unreadable source: every reading missing"
+expect_eq "$(gauge sidekiq ingress | sort -u | tr '\n' ' ')" "null " "its series values are null, never 0"
+expect_eq "$(jget '.series[0].target_queue.sidekiq')" null "its entry in a row is null"
+expect_eq "$(grep -c 'target-queue sidekiq:redis://127.0.0.1:'"$DEAD"'/0: sidekiq: redis .*refused' "$RUN_ERR")" 1 \
+    "the failure said once on stderr, with the reason"
+grep -q 'sidekiq ([0-9]* of [0-9]* readings missing: sidekiq: redis' "$RUN_OUT"
+check $? "the final table's target queue line counts the missing readings"
+grep -q 'target queue' "$RUN_DIR/summary.md"
+check $? "summary.md has the target queue line"
+grep -q 'id="target-queue"' "$RUN_DIR/report.html"
+check $? "report.html has the target queue section"
+
+# 4. a bad spec is a usage error naming the forms
+"$FLOOD" run --inbox "$SINK_INBOX" --rate 1 --duration 1s --target-queue "redis://x:1" \
+    >/dev/null 2>"$T_TMP/bad.err"
+expect_eq "$?" 2 "a bad --target-queue is a usage error"
+grep -q -- "--target-queue: expected sidekiq:redis://" "$T_TMP/bad.err"
+check $? "its message names the accepted forms"
+stop_sink
+
+# 5. the reference target with its inbox queue in Redis (BullMQ, Misskey's keys), read both
+#    ways: from Redis and from its /stats JSON; then capacity names the queue that broke
+redis-cli -p "$RPORT" flushall >/dev/null
+CPORT=$(pick_port)
+: >"$T_TMP/target.out"
+node "$ROOT/tests/target/server.mjs" --listen 127.0.0.1:0 --domain target.test \
+    --resolve-crowd "127.0.0.1:$CPORT" --workers 1 --work-ms 200 \
+    --inbox-queue "$REDIS/0?prefix=misskey.test" >"$T_TMP/target.out" 2>"$T_TMP/target.err" &
+TPID=$!
+T_PIDS="$T_PIDS $TPID"
+TPORT=""
+for _ in $(seq 300); do
+    TPORT=$(sed -n '1s/^listening on http:\/\/127\.0\.0\.1:\([0-9]*\)$/\1/p' "$T_TMP/target.out")
+    [ -n "$TPORT" ] && break
+    sleep 0.1
+done
+curl -sf -X POST -H 'content-type: application/json' -d '{"username":"alice"}' \
+    "http://127.0.0.1:$TPORT/admin/accounts" >/dev/null
+check $? "the reference target starts with --inbox-queue (1 worker, 200 ms an activity)"
+RUN_I=$((RUN_I + 1))
+RUN_DIR=$T_TMP/run.$RUN_I RUN_OUT=$T_TMP/run.$RUN_I.out RUN_ERR=$T_TMP/run.$RUN_I.err
+"$FLOOD" run --listen "127.0.0.1:$CPORT" --state "$TEST_STATE" --instances 4 --actors 5 \
+    --persona "http://target.test:$TPORT/users/alice" --resolve "target.test:$TPORT:127.0.0.1" \
+    --rate 10 --duration 4s --mix create=100 --accept-wait 1s --out "$RUN_DIR" \
+    --target-queue "bullmq:$REDIS/0?prefix=misskey.test" \
+    --target-queue "json:http://127.0.0.1:$TPORT/stats#queue.depth" >"$RUN_OUT" 2>"$RUN_ERR"
+RUN_RC=$?
+check "$RUN_RC" "a run against it exits 0" || show_run
+peak_redis=$(jget '.target_queue[0].gauges["inbox.waiting"].max')
+peak_json=$(jget '.target_queue[1].gauges.depth.max')
+python3 -c "import sys; r=float('$peak_redis'); j=float('$peak_json'); sys.exit(0 if r >= 10 and abs(r - j) <= 0.25 * max(r, j) else 1)"
+check $? "the backlog read from Redis ($peak_redis) and from the target's /stats ($peak_json) agree within a quarter"
+
+CAP=$T_TMP/cap
+"$FLOOD" capacity --listen "127.0.0.1:$CPORT" --persona "http://target.test:$TPORT/users/alice" \
+    --resolve "target.test:$TPORT:127.0.0.1" --state "$TEST_STATE" --instances 4 --actors 5 \
+    --mix create=100 --timeout 10s --hold 6s --cooldown 30s --start 2.5 --factor 4 --refine 0 \
+    --target-queue "bullmq:$REDIS/0?prefix=misskey.test" --out "$CAP" >"$CAP.stdout" 2>"$CAP.stderr"
+check $? "flood capacity with --target-queue exits 0" || sed 's/^/#   /' "$CAP.stdout" "$CAP.stderr" | tail -20
+grep -q '^sustains .*; at 10/s queue growth +[0-9.]*/s (bullmq inbox.waiting) breaks the .* limit$' "$CAP.stdout"
+check $? "the verdict names the queue that broke: $(grep '^sustains' "$CAP.stdout")"
+expect_eq "$(jq -r .broke_queue "$CAP/capacity.json")" "bullmq inbox.waiting" "capacity.json's broke_queue"
+kill "$TPID" 2>/dev/null
+wait "$TPID" 2>/dev/null
+done_testing
