@@ -141,8 +141,11 @@ RUN_RC=$?
 check "$RUN_RC" "a run against it exits 0" || show_run
 peak_redis=$(jget '.target_queue[0].gauges["inbox.waiting"].max')
 peak_json=$(jget '.target_queue[1].gauges.depth.max')
-python3 -c "import sys; r=float('$peak_redis'); j=float('$peak_json'); sys.exit(0 if r >= 10 and abs(r - j) <= 0.25 * max(r, j) else 1)"
-check $? "the backlog read from Redis ($peak_redis) and from the target's /stats ($peak_json) agree within a quarter"
+# each read once a second at its own instant while the backlog moves by about 5 a second,
+# and the target counts an activity from its push, Redis from its job's arrival: the peaks
+# agree within a second's movement and a fifth
+python3 -c "import sys; r=float('$peak_redis'); j=float('$peak_json'); sys.exit(0 if r >= 10 and j >= 10 and abs(r - j) <= 10 + 0.2 * max(r, j) else 1)"
+check $? "the backlog's peak read from Redis ($peak_redis) and from the target's /stats ($peak_json) agree"
 
 CAP=$T_TMP/cap
 "$FLOOD" capacity --listen "127.0.0.1:$CPORT" --persona "http://target.test:$TPORT/users/alice" \
