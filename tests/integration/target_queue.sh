@@ -32,11 +32,12 @@ SINK_INBOX="http://127.0.0.1:$SINK_PORT/inbox"
 # gauge SOURCE GAUGE: the gauge's readings of the run, one a line ("null" when missing)
 gauge() { jq -r --arg s "$1" --arg g "$2" '.series[] | .target_queue[$s][$g] // "null"' "$RUN_DIR/run.json"; }
 
-# 1. Sidekiq: 40 in ingress at the start, then +20/s enqueued and 10/s worked for 6 s
-#    (so +10/s), 5 in push, 2 scheduled, 1 retrying
+# 1. Sidekiq: 40 in ingress at the start, then +20/s enqueued and 10/s worked for 12 s
+#    (so +10/s, past the run's end however long its start takes), 5 in push, 2 scheduled,
+#    1 retrying
 redis-cli -p "$RPORT" flushall >/dev/null
 node "$QUEUE_TOOL" --redis "127.0.0.1:$RPORT" --layout sidekiq --fill 40 --other 5 --delayed 2 \
-    --failed 1 --enqueue-rate 20 --work-rate 10 --seconds 6 >"$T_TMP/sidekiq.log" 2>&1 &
+    --failed 1 --enqueue-rate 20 --work-rate 10 --seconds 12 >"$T_TMP/sidekiq.log" 2>&1 &
 QPID=$!
 frun --inbox "$SINK_INBOX" --sign none --rate 20 --duration 5s --target-queue "sidekiq:$REDIS/0"
 wait "$QPID"
@@ -49,8 +50,8 @@ expect_eq "$(jget '.target_queue[0].gauges.push.last')" 5 "push: the 5 deliverie
 expect_eq "$(jget '.target_queue[0].gauges.schedule.last')" 2 "schedule: 2 jobs for later"
 expect_eq "$(jget '.target_queue[0].gauges.retry.last')" 1 "retry: 1 job retrying"
 first=$(gauge sidekiq ingress | grep -v null | head -1)
-python3 -c "import sys; sys.exit(0 if 38 <= $first <= 62 else 1)"
-check $? "the first ingress reading near the 40 filled (got $first)"
+python3 -c "import sys; sys.exit(0 if $first >= 40 else 1)"
+check $? "the first ingress reading at least the 40 filled (got $first)"
 # the growth a second over the readings of seconds 1..5, against +10/s by construction
 slope=$(jq -r '[.series[] | select(.t >= 1 and .t <= 5) | [.t, .target_queue.sidekiq.ingress]
     | select(.[1] != null)] | if length < 3 then "none" else
