@@ -27,6 +27,7 @@
 #include "flood/report/capacity.h"
 #include "flood/report/report.h"
 #include "flood/report/results.h"
+#include "flood/report/users.h"
 #include "flood/send/sched.h"
 
 #define CAP_STEPS_MAX 64
@@ -41,6 +42,7 @@ struct cap_opts {
     double drain_below;
     char *pass[CAP_ARGS_MAX]; /* the options for every step's flood run (borrowed) */
     int n_pass;
+    struct users_model users; /* the verdict in users (--users-model) */
     /* the steps' --target-queue sources, read here too while the queue drains */
     struct tq_source *tq[TQ_SOURCES_MAX];
     int n_tq;
@@ -366,6 +368,10 @@ static const char cap_help[] =
     "  --queue-path PATH    where in it (default queue.depth)\n"
     "  --probe-cmd CMD      a shell command printing the queue depth as a number\n"
     "  --drain-below N      drained at N or less (default: 2% of the step's rate, at least 1)\n"
+    "  --users-model K=V,.. the verdict in active users: the model's parts changed (follows,\n"
+    "                       remote, unique, posts, boosts, edits, local-posts, likes-in,\n"
+    "                       boosts-in, replies-in, peak; docs/LOAD.md says what each is)\n"
+    "\n"
     "Results:\n"
     "  --out DIR            capacity.json, capacity.html, steps/NN-RATE/ (each step's run\n"
     "                       folder) and NN-RATE.log (default out/capacity-YYYYMMDDTHHMMSSZ)\n"
@@ -398,6 +404,7 @@ enum {
     CAP_OPT_OUT,
     CAP_OPT_WARMUP,
     CAP_OPT_CONFIRM,
+    CAP_OPT_USERS_MODEL,
 };
 
 static const struct {
@@ -423,6 +430,7 @@ static const struct {
     {"out", CAP_OPT_OUT},
     {"warmup", CAP_OPT_WARMUP},
     {"confirm", CAP_OPT_CONFIRM},
+    {"users-model", CAP_OPT_USERS_MODEL},
 };
 
 /* A number >= min (with an optional % making it a share). */
@@ -509,6 +517,10 @@ static int cap_opt(struct cap_opts *o, int id, const char *arg, struct flood_err
         break;
     case CAP_OPT_OUT:
         o->out = arg;
+        break;
+    case CAP_OPT_USERS_MODEL:
+        if (users_model_parse(&o->users, arg, e))
+            return -1;
         break;
     }
     if (bad)
@@ -639,6 +651,7 @@ int cmd_capacity(int argc, char **argv)
         .drain_below = -1,
         .lim = {
             .latency_ms = 1000, .errors = 0.01, .f2a_ms = 5000, .queue_share = 0.05, .tail = 0.5}};
+    users_model_defaults(&o.users);
     int rc = cap_parse(argc, argv, &o);
     if (rc)
         return rc == 1 ? 0 : 2;
@@ -726,8 +739,16 @@ int cmd_capacity(int argc, char **argv)
             fail = &steps[n];
         n++;
     }
-    char verdict[512];
+    char verdict[1536];
     cap_verdict(best, fail, &o.lim, verdict, sizeof(verdict));
+    if (best) { /* "sustains R/s" then the users it stands for */
+        char phrase[512], *at = strstr(verdict, "/s");
+        users_phrase(&o.users, best->rate, phrase, sizeof(phrase));
+        if (at && strlen(verdict) + strlen(phrase) < sizeof(verdict)) {
+            memmove(at + 2 + strlen(phrase), at + 2, strlen(at + 2) + 1);
+            memcpy(at + 2, phrase, strlen(phrase));
+        }
+    }
     if (cap_stop)
         snprintf(verdict + strlen(verdict), sizeof(verdict) - strlen(verdict),
                  " (interrupted: the search stopped early)");
@@ -737,6 +758,7 @@ int cmd_capacity(int argc, char **argv)
         json_array_append_new(pass, json_string(o.pass[i]));
     json_object_set_new(cj, "run_options", pass);
     json_object_set_new(cj, "interrupted", json_boolean(cap_stop));
+    json_object_set_new(cj, "users", best ? users_json(&o.users, best->rate) : json_null());
     char path[CAP_DIR_MAX + 32];
     snprintf(path, sizeof(path), "%s/capacity.json", o.out);
     int wrote = json_dump_file(cj, path, JSON_INDENT(1) | JSON_REAL_PRECISION(10)) == 0 &&

@@ -621,6 +621,7 @@ static int run_results(struct run *r)
                               .steer = r->steer,
                               .fetches = r->fetches,
                               .tqueue = r->tq,
+                              .users = &ro->users,
                               .preset = ro->preset_j};
     results_print_table(stdout, r->st, &ri);
     char line[256];

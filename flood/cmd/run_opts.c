@@ -66,6 +66,7 @@ enum {
     RUN_OPT_LOG_SENDS,
     RUN_OPT_LOOPS,
     RUN_OPT_TARGET_QUEUE,
+    RUN_OPT_USERS_MODEL,
 };
 
 static const struct option run_own_options[] = {
@@ -118,6 +119,7 @@ static const struct option run_own_options[] = {
     {"log-sends", required_argument, NULL, RUN_OPT_LOG_SENDS},
     {"loops", required_argument, NULL, RUN_OPT_LOOPS},
     {"target-queue", required_argument, NULL, RUN_OPT_TARGET_QUEUE},
+    {"users-model", required_argument, NULL, RUN_OPT_USERS_MODEL},
     {NULL, 0, NULL, 0},
 };
 
@@ -211,6 +213,8 @@ static const char run_help[] =
     "\n"
     "Results:\n"
     "  --out DIR            run.json, *.hgrm, summary.md (default out/run-YYYYMMDDTHHMMSSZ)\n"
+    "  --users-model K=V,.. the sent rate in active users at peak: the model's parts changed\n"
+    "                       (flood capacity --help lists them; docs/LOAD.md)\n"
     "  --quiet              no live line and no progress lines on stderr\n"
     "  --metrics ADDR:PORT  serve Prometheus metrics at http://ADDR:PORT/metrics during the\n"
     "                       run (port 0 picks one, printed on stderr)\n"
@@ -537,6 +541,8 @@ static int run_opt_target(struct run_opts *ro, int id, const char *arg, struct f
     case RUN_OPT_LIKE_OBJECT:
         run_opts_add_str(&ro->like_objects, &ro->n_like, arg);
         return 0;
+    case RUN_OPT_USERS_MODEL:
+        return users_model_parse(&ro->users, arg, e) ? -1 : 0;
     case RUN_OPT_TARGET_QUEUE: {
         struct tq_source *src = tq_source_new(arg, e);
         if (!src)
@@ -706,6 +712,7 @@ void run_opts_init(struct run_opts *ro)
     ro->reply_depth = 3;
     ro->unseen_pct = 50;
     ro->replay_speed = 1;
+    users_model_defaults(&ro->users);
     if (wf_content_profile("default", &ro->content, NULL) < 0)
         abort();
     ro->signers = 0; /* the default is settled: the cores the loops leave */

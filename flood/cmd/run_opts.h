@@ -11,6 +11,7 @@
 #include "flood/crowd/crowd.h"
 #include "flood/inbound/inbound.h"
 #include "flood/report/expect.h"
+#include "flood/report/users.h"
 #include "flood/send/replay.h"
 #include "flood/send/sched.h"
 #include "flood/send/sender.h"
@@ -50,7 +51,8 @@ struct run_opts {
     size_t n_personas;
     char **like_objects;
     size_t n_like;
-    char **target_queue; /* --target-queue specs, as given */
+    struct users_model users; /* --users-model: the sent rate in active users */
+    char **target_queue;      /* --target-queue specs, as given */
     size_t n_target_queue;
     struct curl_slist *resolve;
     char **resolve_v;

@@ -406,6 +406,12 @@ json_t *results_json(const struct stats *st, const struct results_info *ri)
     put(root, "series", series);
     if (ri->tqueue)
         put(root, "target_queue", tq_sampler_json(ri->tqueue));
+    if (ri->users) {
+        struct stats_counts all;
+        stats_totals(st, &all);
+        put(root, "users",
+            users_json(ri->users, ri->duration_s > 0 ? (double)all.sent / ri->duration_s : 0));
+    }
     json_t *exact = results_exact_json(st);
     if (ri->fetches)
         put(exact, "fetches", results_fetches_exact(ri->fetches));
@@ -472,6 +478,7 @@ static void summary_preset(FILE *f, const json_t *preset)
 }
 
 static void tqueue_line(FILE *f, struct tq_sampler *sm, int md);
+static void users_line(FILE *f, const struct stats *st, const struct results_info *ri, int md);
 
 static int write_summary(const char *dir, const struct stats *st, const struct results_info *ri,
                          const json_t *run, struct flood_err *err)
@@ -517,11 +524,25 @@ static int write_summary(const char *dir, const struct stats *st, const struct r
             fprintf(f, "\n**crowd unreachable:** %s\n", why);
     }
     tqueue_line(f, ri->tqueue, 1);
+    users_line(f, st, ri, 1);
     return fs_tmp_commit(&tmp, FS_REPLACE, 0, err);
 }
 
 /* The target's queue in one line: each source's inbound gauges (last and largest), and
  * its missing readings with the first reason. Nothing without --target-queue. */
+/* The sent rate as the active users whose inbound federation it is. */
+static void users_line(FILE *f, const struct stats *st, const struct results_info *ri, int md)
+{
+    if (!ri->users || ri->duration_s <= 0)
+        return;
+    struct stats_counts t;
+    stats_totals(st, &t);
+    double rate = (double)t.sent / ri->duration_s;
+    char phrase[512];
+    users_phrase(ri->users, rate, phrase, sizeof(phrase));
+    fprintf(f, "%s %.4g/s%s\n", md ? "\n**in users:**" : "in users:", rate, phrase);
+}
+
 static void tqueue_line(FILE *f, struct tq_sampler *sm, int md)
 {
     if (!sm)
@@ -705,6 +726,7 @@ void results_print_table(FILE *f, const struct stats *st, const struct results_i
                 ri->gen->steal_s * 1000, results_steal_share(ri->gen) * 100);
     results_fetches_line(f, st, ri, 0);
     tqueue_line(f, ri->tqueue, 0);
+    users_line(f, st, ri, 0);
     json_t *w = warnings_json(st, ri);
     size_t i;
     json_t *v;

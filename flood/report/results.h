@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "flood/report/expect.h"
+#include "flood/report/users.h"
 #include "sign/err.h"
 #include "flood/measure/fetches.h"
 #include "flood/measure/probes.h"
@@ -53,6 +54,8 @@ struct results_info {
     /* borrowed, may be NULL: the target's own queue, read each second (--target-queue):
      * the series' "target_queue" and run.json's "target_queue" */
     struct tq_sampler *tqueue;
+    /* borrowed, may be NULL: the run's sent rate in active users (run.json's "users") */
+    const struct users_model *users;
 };
 
 /* One second of run.json's "series" (a new reference): second i's row x; with_probes adds
