@@ -5,7 +5,8 @@
  *
  * Profiles (--content): "plain" is the one-mention short note flood always sent (byte for
  * byte); "default" a realistic mix; "heavy" more and bigger media, more links, longer text.
- * Each part can be changed with "--content-opt KEY=VALUE,..." (wf_content_opt). */
+ * Each part can be changed with "--content-opt KEY=VALUE,..." (content_opt_apply in
+ * flood/send/content_opt.c, which reads the values with flood's grammar). */
 #ifndef FLOOD_WF_CONTENT_H
 #define FLOOD_WF_CONTENT_H
 
@@ -67,11 +68,6 @@ struct wf_post {
  * err for another name. */
 int wf_content_profile(const char *name, struct wf_content_profile *p,
                        struct flood_err *err) FLOOD_WUR;
-/* Apply "KEY=VALUE[,KEY=VALUE...]" to p (keys: see wf_content_opt_help) and make it ready.
- * A profile given options is no longer plain. 0, or -1 and err ("content: ..."). */
-int wf_content_opt(struct wf_content_profile *p, const char *opts, struct flood_err *err) FLOOD_WUR;
-/* The keys wf_content_opt takes, for --help. */
-extern const char wf_content_opt_help[];
 /* Recompute what depends on the shares (the hashtag CDF). */
 void wf_content_profile_ready(struct wf_content_profile *p);
 

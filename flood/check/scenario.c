@@ -1,6 +1,8 @@
 /* flood/check/scenario.c: the parser of `flood check` scenario files (see scenario.h). */
 #include "flood/check/scenario.h"
 
+#include "flood/core/grammar.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -79,28 +81,9 @@ const char *scenario_dialect_name(enum scenario_dialect d)
     return (unsigned)d < SC__DIALECTS ? dialect_names[d] : "?";
 }
 
-int scenario_parse_duration(const char *s, long *ms)
+int scenario_parse_duration(const char *what, const char *s, long *ms, struct flood_err *err)
 {
-    if (!s || !isdigit((unsigned char)*s))
-        return -1;
-    errno = 0;
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (errno || v <= 0)
-        return -1;
-    long mult;
-    if (!strcmp(end, "ms"))
-        mult = 1;
-    else if (!strcmp(end, "s"))
-        mult = 1000;
-    else if (!strcmp(end, "m"))
-        mult = 60000;
-    else
-        return -1;
-    if (v > SCENARIO_DUR_MAX_MS / mult)
-        return -1;
-    *ms = v * mult;
-    return 0;
+    return gram_duration_ms(what, s, GRAM_NUL, GRAM_BARE_NONE, 1, SCENARIO_DUR_MAX_MS, ms, err);
 }
 
 /* The number that ends s[0..len): "flood12" gives 12, "3" gives 3; -1 without digits or
@@ -154,7 +137,7 @@ struct pctx {
 
 static int fail(struct pctx *p, const char *fmt, const char *word)
 {
-    char what[200];
+    char what[320];
     snprintf(what, sizeof(what), fmt, word);
     flood_err_set(p->err, FLOOD_EINVAL, "%s:%d: %s", p->file, p->line, what);
     return -1;
@@ -179,6 +162,15 @@ static int take_as(struct pctx *p, char **w, size_t *n, int allowed, struct scen
     return 0;
 }
 
+/* A step's duration, refused with the file and line. */
+static int duration(struct pctx *p, const char *what, const char *s, long *ms)
+{
+    struct flood_err e = {0};
+    if (scenario_parse_duration(what, s, ms, &e) < 0)
+        return fail(p, "%s", e.msg);
+    return 0;
+}
+
 /* Take a trailing "within DUR" off w/n when allowed; st->ms gets the default otherwise. */
 static int take_within(struct pctx *p, char **w, size_t *n, int allowed, int required,
                        struct scenario_step *st)
@@ -187,8 +179,8 @@ static int take_within(struct pctx *p, char **w, size_t *n, int allowed, int req
     if (*n >= 2 && eq(w[*n - 2], "within")) {
         if (!allowed)
             return fail(p, "'%s' takes no 'within'", w[0]);
-        if (scenario_parse_duration(w[*n - 1], &st->ms) < 0)
-            return fail(p, "bad duration '%s' (want e.g. 500ms, 10s, 2m)", w[*n - 1]);
+        if (duration(p, "within", w[*n - 1], &st->ms) < 0)
+            return -1;
         *n -= 2;
         return 0;
     }
@@ -205,181 +197,216 @@ static int index_of(const char *const *names, size_t count, const char *s)
     return -1;
 }
 
+static int step_discover(struct pctx *p, char **w, size_t n, struct scenario_step *st)
+{
+    if (n == 2 && eq(w[1], "webfinger"))
+        st->kind = SC_DISCOVER_WEBFINGER;
+    else if (n == 2 && eq(w[1], "nodeinfo"))
+        st->kind = SC_DISCOVER_NODEINFO;
+    else if ((n == 2 || n == 3) && eq(w[1], "actor")) {
+        st->kind = SC_DISCOVER_ACTOR;
+        st->signed_get = 1;
+        if (n == 3 && eq(w[2], "unsigned"))
+            st->signed_get = 0;
+        else if (n == 3 && !eq(w[2], "signed"))
+            return fail(p, "'discover actor' takes signed or unsigned, not '%s'", w[2]);
+    } else
+        return fail(p, "unknown discovery '%s' (webfinger, actor, nodeinfo)", n > 1 ? w[1] : "");
+    return 0;
+}
+
+/* follow and like: "KEYWORD [as I/A]" */
+static int step_follow_like(struct pctx *p, char **w, size_t n, struct scenario_step *st)
+{
+    if (take_as(p, w, &n, 1, st) < 0)
+        return -1;
+    if (n != 1)
+        return fail(
+            p, eq(w[0], "like") ? "unexpected '%s' after 'like'" : "unexpected '%s' after 'follow'",
+            w[1]);
+    st->kind = eq(w[0], "like") ? SC_LIKE : SC_FOLLOW;
+    return 0;
+}
+
+static int step_expect(struct pctx *p, char **w, size_t n, struct scenario_step *st)
+{
+    if (n < 2 || !eq(w[1], "accept"))
+        return fail(p, "unknown expectation '%s' (expect accept within DURATION)",
+                    n > 1 ? w[1] : "");
+    if (n < 4 || !eq(w[n - 2], "within"))
+        return fail(p, "'%s' needs 'within DURATION'", "expect accept");
+    if (take_within(p, w, &n, 1, 1, st) < 0)
+        return -1;
+    if (n != 2)
+        return fail(p, "unexpected '%s' after 'expect accept'", w[2]);
+    st->kind = SC_EXPECT_ACCEPT;
+    return 0;
+}
+
+static int step_undo(struct pctx *p, char **w, size_t n, struct scenario_step *st)
+{
+    if (n > 2 && (eq(w[1], "follow") || eq(w[1], "like")))
+        return fail(p, "unexpected '%s' after the undo (it undoes the last one)", w[2]);
+    if (n == 2 && eq(w[1], "follow"))
+        st->kind = SC_UNDO_FOLLOW;
+    else if (n == 2 && eq(w[1], "like"))
+        st->kind = SC_UNDO_LIKE;
+    else
+        return fail(p, "unknown undo '%s' (undo follow, undo like)", n > 1 ? w[1] : "");
+    return 0;
+}
+
+static int step_post(struct pctx *p, char **w, size_t n, struct scenario_step *st)
+{
+    if (take_as(p, w, &n, 1, st) < 0)
+        return -1;
+    int mention = n >= 2 && eq(w[1], "mention");
+    if (take_within(p, w, &n, !mention, 0, st) < 0)
+        return -1;
+    if (n == 2 && mention)
+        st->kind = SC_POST_MENTION;
+    else if (n == 2 && eq(w[1], "media"))
+        st->kind = SC_POST_MEDIA;
+    else if (n == 2 && eq(w[1], "poll"))
+        st->kind = SC_POST_POLL;
+    else
+        return fail(p, "unknown post '%s' (post mention, post media, post poll)",
+                    n > 1 ? w[1] : "");
+    return 0;
+}
+
+/* announce unseen, reply thread, edit post, delete post */
+static int step_traffic(struct pctx *p, char **w, size_t n, struct scenario_step *st)
+{
+    static const char *const want[] = {"unseen", "thread", "post", "post"};
+    static const enum scenario_kind kinds[] = {SC_ANNOUNCE_UNSEEN, SC_REPLY_THREAD, SC_EDIT_POST,
+                                               SC_DELETE_POST};
+    const char *k = w[0];
+    int i = eq(k, "announce") ? 0 : eq(k, "reply") ? 1 : eq(k, "edit") ? 2 : 3;
+    if (take_as(p, w, &n, i < 2, st) < 0 || take_within(p, w, &n, 1, 0, st) < 0)
+        return -1;
+    if (n != 2 || !eq(w[1], want[i]))
+        return fail(p, "unknown '%s' (announce unseen, reply thread, edit post, delete post)",
+                    n > 1 ? w[1] : "");
+    st->kind = kinds[i];
+    return 0;
+}
+
+/* send dialect D [expect accepted] */
+static int step_send_dialect(struct pctx *p, char **w, size_t n, struct scenario_step *st)
+{
+    int d = n >= 3 ? index_of(dialect_names, SC__DIALECTS, w[2]) : -1;
+    if (d < 0)
+        return fail(p,
+                    "unknown dialect '%s' (cavage-rsa, cavage-hs2019, rfc9421-rsa, "
+                    "rfc9421-ed25519)",
+                    n >= 3 ? w[2] : "");
+    st->kind = SC_SEND_DIALECT;
+    st->dialect = (enum scenario_dialect)d;
+    if (n == 5 && eq(w[3], "expect") && eq(w[4], "accepted"))
+        st->expect_accepted = 1;
+    else if (n != 3)
+        return fail(p, "unexpected '%s' after the dialect (expect accepted?)", w[3]);
+    if (st->has_as && d == SC_DIALECT_RFC9421_ED25519)
+        return fail(p, "'%s' signs as the Ed25519 check actor: no 'as'", w[2]);
+    return 0;
+}
+
+static int step_send(struct pctx *p, char **w, size_t n, struct scenario_step *st)
+{
+    if (take_as(p, w, &n, 1, st) < 0)
+        return -1;
+    if (n >= 2 && eq(w[1], "dialect"))
+        return step_send_dialect(p, w, n, st);
+    int b = n >= 2 ? index_of(bad_names, SC__BADS, w[1]) : -1;
+    if (b < 0)
+        return fail(p,
+                    "unknown send '%s' (unsigned, bad-key, stale-date, digest-mismatch, "
+                    "foreign-keyid, dialect D)",
+                    n > 1 ? w[1] : "");
+    if (!(n == 4 && eq(w[2], "expect") && eq(w[3], "refused")))
+        return fail(p, "'send %s' needs 'expect refused'", w[1]);
+    st->kind = SC_SEND_BAD;
+    st->bad = (enum scenario_bad)b;
+    return 0;
+}
+
+static int step_rotate(struct pctx *p, char **w, size_t n, struct scenario_step *st)
+{
+    if (!(n == 4 && eq(w[1], "key") && eq(w[2], "then") && eq(w[3], "send")))
+        return fail(p, "unknown rotation '%s' (rotate key then send)", n > 1 ? w[1] : "");
+    st->kind = SC_ROTATE;
+    return 0;
+}
+
+static int step_api(struct pctx *p, char **w, size_t n, struct scenario_step *st)
+{
+    const char *what = n > 1 ? w[1] : "";
+    int is_follow = eq(what, "follow-crowd");
+    if (take_as(p, w, &n, is_follow, st) < 0 || take_within(p, w, &n, 1, 0, st) < 0)
+        return -1;
+    if (eq(what, "mention-notified") && n == 2)
+        st->kind = SC_API_MENTION;
+    else if (eq(what, "like-counted") && n == 2)
+        st->kind = SC_API_LIKE;
+    else if (is_follow && n == 4 && eq(w[2], "expect") && eq(w[3], "accepted"))
+        st->kind = SC_API_FOLLOW_CROWD;
+    else if (is_follow)
+        return fail(p, "'%s' needs 'expect accepted'", "api follow-crowd");
+    else if (eq(what, "mention-notified") || eq(what, "like-counted"))
+        return fail(p, "unexpected '%s' after the api check", w[2]);
+    else
+        return fail(p, "unknown api check '%s' (mention-notified, like-counted, follow-crowd)",
+                    what);
+    return 0;
+}
+
+static int step_wait(struct pctx *p, char **w, size_t n, struct scenario_step *st)
+{
+    if (n != 2)
+        return fail(p, "'%s' needs one DURATION", "wait");
+    if (duration(p, "wait", w[1], &st->ms) < 0)
+        return -1;
+    st->kind = SC_WAIT;
+    return 0;
+}
+
+static int step_timer(struct pctx *p, char **w, size_t n, struct scenario_step *st)
+{
+    if (n != 3 || (!eq(w[1], "start") && !eq(w[1], "stop")))
+        return fail(p, "'%s' wants 'timer start NAME' or 'timer stop NAME'", "timer");
+    if (!valid_name(w[2]))
+        return fail(p, "bad timer name '%s' (letters, digits, _ - ., at most 31)", w[2]);
+    st->kind = eq(w[1], "start") ? SC_TIMER_START : SC_TIMER_STOP;
+    snprintf(st->name, sizeof(st->name), "%s", w[2]);
+    return 0;
+}
+
+/* The steps, by their first word; each parser takes the words of its line (w[0] its keyword)
+ * into st: 0, or -1 and err. */
+static const struct {
+    const char *word;
+    int (*parse)(struct pctx *p, char **w, size_t n, struct scenario_step *st);
+} steps[] = {
+    {"discover", step_discover}, {"follow", step_follow_like}, {"expect", step_expect},
+    {"undo", step_undo},         {"post", step_post},          {"announce", step_traffic},
+    {"reply", step_traffic},     {"edit", step_traffic},       {"delete", step_traffic},
+    {"like", step_follow_like},  {"send", step_send},          {"rotate", step_rotate},
+    {"api", step_api},           {"wait", step_wait},          {"timer", step_timer},
+};
+
 /* Parse the words of one line into st. 0, or -1 and err. */
 static int parse_words(struct pctx *p, char **w, size_t n, struct scenario_step *st)
 {
-    const char *k = w[0];
     st->instance = 1;
     st->actor = 1;
-    if (eq(k, "discover")) {
-        if (n == 2 && eq(w[1], "webfinger"))
-            st->kind = SC_DISCOVER_WEBFINGER;
-        else if (n == 2 && eq(w[1], "nodeinfo"))
-            st->kind = SC_DISCOVER_NODEINFO;
-        else if ((n == 2 || n == 3) && eq(w[1], "actor")) {
-            st->kind = SC_DISCOVER_ACTOR;
-            st->signed_get = 1;
-            if (n == 3 && eq(w[2], "unsigned"))
-                st->signed_get = 0;
-            else if (n == 3 && !eq(w[2], "signed"))
-                return fail(p, "'discover actor' takes signed or unsigned, not '%s'", w[2]);
-        } else
-            return fail(p, "unknown discovery '%s' (webfinger, actor, nodeinfo)",
-                        n > 1 ? w[1] : "");
-        return 0;
-    }
-    if (eq(k, "follow")) {
-        if (take_as(p, w, &n, 1, st) < 0)
-            return -1;
-        if (n != 1)
-            return fail(p, "unexpected '%s' after 'follow'", w[1]);
-        st->kind = SC_FOLLOW;
-        return 0;
-    }
-    if (eq(k, "expect")) {
-        if (n < 2 || !eq(w[1], "accept"))
-            return fail(p, "unknown expectation '%s' (expect accept within DURATION)",
-                        n > 1 ? w[1] : "");
-        if (n < 4 || !eq(w[n - 2], "within"))
-            return fail(p, "'%s' needs 'within DURATION'", "expect accept");
-        if (take_within(p, w, &n, 1, 1, st) < 0)
-            return -1;
-        if (n != 2)
-            return fail(p, "unexpected '%s' after 'expect accept'", w[2]);
-        st->kind = SC_EXPECT_ACCEPT;
-        return 0;
-    }
-    if (eq(k, "undo")) {
-        if (n > 2 && (eq(w[1], "follow") || eq(w[1], "like")))
-            return fail(p, "unexpected '%s' after the undo (it undoes the last one)", w[2]);
-        if (n == 2 && eq(w[1], "follow"))
-            st->kind = SC_UNDO_FOLLOW;
-        else if (n == 2 && eq(w[1], "like"))
-            st->kind = SC_UNDO_LIKE;
-        else
-            return fail(p, "unknown undo '%s' (undo follow, undo like)", n > 1 ? w[1] : "");
-        return 0;
-    }
-    if (eq(k, "post")) {
-        if (take_as(p, w, &n, 1, st) < 0)
-            return -1;
-        int mention = n >= 2 && eq(w[1], "mention");
-        if (take_within(p, w, &n, !mention, 0, st) < 0)
-            return -1;
-        if (n == 2 && mention)
-            st->kind = SC_POST_MENTION;
-        else if (n == 2 && eq(w[1], "media"))
-            st->kind = SC_POST_MEDIA;
-        else if (n == 2 && eq(w[1], "poll"))
-            st->kind = SC_POST_POLL;
-        else
-            return fail(p, "unknown post '%s' (post mention, post media, post poll)",
-                        n > 1 ? w[1] : "");
-        return 0;
-    }
-    if (eq(k, "announce") || eq(k, "reply") || eq(k, "edit") || eq(k, "delete")) {
-        static const char *const want[] = {"unseen", "thread", "post", "post"};
-        static const enum scenario_kind kinds[] = {SC_ANNOUNCE_UNSEEN, SC_REPLY_THREAD,
-                                                   SC_EDIT_POST, SC_DELETE_POST};
-        int i = eq(k, "announce") ? 0 : eq(k, "reply") ? 1 : eq(k, "edit") ? 2 : 3;
-        if (take_as(p, w, &n, i < 2, st) < 0 || take_within(p, w, &n, 1, 0, st) < 0)
-            return -1;
-        if (n != 2 || !eq(w[1], want[i]))
-            return fail(p,
-                        "unknown '%s' (announce unseen, reply thread, edit post, delete "
-                        "post)",
-                        n > 1 ? w[1] : "");
-        st->kind = kinds[i];
-        return 0;
-    }
-    if (eq(k, "like")) {
-        if (take_as(p, w, &n, 1, st) < 0)
-            return -1;
-        if (n != 1)
-            return fail(p, "unexpected '%s' after 'like'", w[1]);
-        st->kind = SC_LIKE;
-        return 0;
-    }
-    if (eq(k, "send")) {
-        if (take_as(p, w, &n, 1, st) < 0)
-            return -1;
-        if (n >= 2 && eq(w[1], "dialect")) {
-            int d = n >= 3 ? index_of(dialect_names, SC__DIALECTS, w[2]) : -1;
-            if (d < 0)
-                return fail(p,
-                            "unknown dialect '%s' (cavage-rsa, cavage-hs2019, rfc9421-rsa, "
-                            "rfc9421-ed25519)",
-                            n >= 3 ? w[2] : "");
-            st->kind = SC_SEND_DIALECT;
-            st->dialect = (enum scenario_dialect)d;
-            if (n == 5 && eq(w[3], "expect") && eq(w[4], "accepted"))
-                st->expect_accepted = 1;
-            else if (n != 3)
-                return fail(p, "unexpected '%s' after the dialect (expect accepted?)", w[3]);
-            if (st->has_as && d == SC_DIALECT_RFC9421_ED25519)
-                return fail(p, "'%s' signs as the Ed25519 check actor: no 'as'", w[2]);
-            return 0;
-        }
-        int b = n >= 2 ? index_of(bad_names, SC__BADS, w[1]) : -1;
-        if (b < 0)
-            return fail(p,
-                        "unknown send '%s' (unsigned, bad-key, stale-date, digest-mismatch, "
-                        "foreign-keyid, dialect D)",
-                        n > 1 ? w[1] : "");
-        if (!(n == 4 && eq(w[2], "expect") && eq(w[3], "refused")))
-            return fail(p, "'send %s' needs 'expect refused'", w[1]);
-        st->kind = SC_SEND_BAD;
-        st->bad = (enum scenario_bad)b;
-        return 0;
-    }
-    if (eq(k, "rotate")) {
-        if (!(n == 4 && eq(w[1], "key") && eq(w[2], "then") && eq(w[3], "send")))
-            return fail(p, "unknown rotation '%s' (rotate key then send)", n > 1 ? w[1] : "");
-        st->kind = SC_ROTATE;
-        return 0;
-    }
-    if (eq(k, "api")) {
-        const char *what = n > 1 ? w[1] : "";
-        int is_follow = eq(what, "follow-crowd");
-        if (take_as(p, w, &n, is_follow, st) < 0)
-            return -1;
-        if (take_within(p, w, &n, 1, 0, st) < 0)
-            return -1;
-        if (eq(what, "mention-notified") && n == 2)
-            st->kind = SC_API_MENTION;
-        else if (eq(what, "like-counted") && n == 2)
-            st->kind = SC_API_LIKE;
-        else if (is_follow && n == 4 && eq(w[2], "expect") && eq(w[3], "accepted"))
-            st->kind = SC_API_FOLLOW_CROWD;
-        else if (is_follow)
-            return fail(p, "'%s' needs 'expect accepted'", "api follow-crowd");
-        else if (eq(what, "mention-notified") || eq(what, "like-counted"))
-            return fail(p, "unexpected '%s' after the api check", w[2]);
-        else
-            return fail(p,
-                        "unknown api check '%s' (mention-notified, like-counted, "
-                        "follow-crowd)",
-                        what);
-        return 0;
-    }
-    if (eq(k, "wait")) {
-        if (n != 2)
-            return fail(p, "'%s' needs one DURATION", "wait");
-        if (scenario_parse_duration(w[1], &st->ms) < 0)
-            return fail(p, "bad duration '%s' (want e.g. 500ms, 10s, 2m)", w[1]);
-        st->kind = SC_WAIT;
-        return 0;
-    }
-    if (eq(k, "timer")) {
-        if (n != 3 || (!eq(w[1], "start") && !eq(w[1], "stop")))
-            return fail(p, "'%s' wants 'timer start NAME' or 'timer stop NAME'", "timer");
-        if (!valid_name(w[2]))
-            return fail(p, "bad timer name '%s' (letters, digits, _ - ., at most 31)", w[2]);
-        st->kind = eq(w[1], "start") ? SC_TIMER_START : SC_TIMER_STOP;
-        snprintf(st->name, sizeof(st->name), "%s", w[2]);
-        return 0;
-    }
-    return fail(p, "unknown step '%s'", k);
+    for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++)
+        if (eq(w[0], steps[i].word))
+            return steps[i].parse(p, w, n, st);
+    return fail(p,
+                "unknown step '%s' (discover, follow, expect, undo, post, announce, reply, "
+                "edit, delete, like, send, rotate, api, wait, timer)",
+                w[0]);
 }
 
 /* Order rules over the whole file. */

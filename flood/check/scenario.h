@@ -119,9 +119,11 @@ void scenario_free(struct scenario *s);
 const char *scenario_bad_name(enum scenario_bad b);
 const char *scenario_dialect_name(enum scenario_dialect d);
 
-/* Parse a duration ("10s", "500ms", "2m"; 0 < d <= SCENARIO_DUR_MAX_MS) into *ms.
- * 0, or -1. */
-int scenario_parse_duration(const char *s, long *ms);
+/* Parse a step's duration (the grammar's, flood/core/grammar.h: "10s", "500ms", "1.5s", "2m",
+ * "1h"; a unit required; 1 ms <= d <= SCENARIO_DUR_MAX_MS) into *ms, rounded. `what` names
+ * the word it follows ("within", "wait") in the refusal. 0, or -1 and err. */
+int scenario_parse_duration(const char *what, const char *s, long *ms,
+                            struct flood_err *err) FLOOD_WUR;
 /* Parse "I/A" ("1/2", "flood1/user2"): instance >= 1, actor >= 1 (the
  * instance actor, 0, signs only the crowd's GETs). 0, or -1. */
 int scenario_parse_actor(const char *s, int *instance, int *actor);

@@ -7,6 +7,7 @@
 
 #include "flood/cmd/run_opts.h"
 #include "flood/report/results.h"
+#include "flood/send/content_opt.h"
 
 /* --replay: read the pattern, its times at --replay-speed, and each activity's instance and
  * operation. */
@@ -136,7 +137,7 @@ int run_opts_settle(struct run_opts *ro, struct crowd_opts *co, struct sched *sc
         /* options change the named profile; plain has no parts: start from default */
         if (ro->content.plain && wf_content_profile("default", &ro->content, &err))
             goto bad;
-        if (wf_content_opt(&ro->content, ro->content_opt_s, &err))
+        if (content_opt_apply(&ro->content, ro->content_opt_s, &err))
             goto bad;
     }
     if (crowd_opts_check(co, &err))

@@ -51,7 +51,8 @@ enum gram_share_bare {
 };
 
 /* A share: "20%", "0.5%", or a plain number read as `bare` says; as a fraction in [lo, hi]
- * (each within 0..1). 0 and *fraction, or -1 and err. */
+ * (a share of a whole within 0..1; a relative share may pass 1 where the caller allows it,
+ * --expect 'fetch.actor<=110%'). 0 and *fraction, or -1 and err. */
 int gram_share(const char *what, const char *s, size_t n, enum gram_share_bare bare, double lo,
                double hi, double *fraction, struct flood_err *err) FLOOD_WUR;
 

@@ -2,15 +2,17 @@
 #include "flood/report/expect.h"
 
 #include <ctype.h>
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "flood/core/grammar.h"
 #include "flood/measure/stats.h"
 
 enum kind { K_TIME, K_COUNT, K_RAW };
+
+#define EXPECT_TIME_MAX_S (7 * 86400.0) /* a time longer than a week is no latency */
 
 static const char *const pct_names[] = {"p50", "p90", "p95", "p99", "p99.9", "max", "mean", "min"};
 static const char *const count_names[] = {"scheduled", "sent",   "shed", "completed", "unfinished",
@@ -63,6 +65,43 @@ static int kind_of(const char *name)
     return -1;
 }
 
+/* The value of an expression (s, n) into out->value and out->share, by the metric's kind: a
+ * time a duration (bare = ms), a count a whole or decimal number, either a share with %. */
+static int expect_value(const char *text, int kind, struct expect *out, const char *s, size_t n,
+                        struct flood_err *err)
+{
+    char what[EXPECT_TEXT_MAX + 16];
+    snprintf(what, sizeof(what), "--expect '%s'", text);
+    if (n == 0) {
+        flood_err_set(err, FLOOD_EINVAL, "%s: expected a number >= 0 after the operator", what);
+        return -1;
+    }
+    if (s[n - 1] == '%') {
+        if (kind == K_RAW || (kind == K_TIME && out->op != EXPECT_WITHIN)) {
+            flood_err_set(err, FLOOD_EINVAL, "%s: a %s takes no %%", what,
+                          kind == K_TIME ? "time" : "json: value");
+            return -1;
+        }
+        /* a share may pass 100%: fetch.actor<=110%, p99 within 200% */
+        out->share = 1;
+        return gram_share(what, s, n, GRAM_SHARE_PERCENT, 0, 100, &out->value, err);
+    }
+    if (kind == K_TIME) {
+        double sec;
+        if (gram_duration(what, s, n, GRAM_BARE_MS, 0, EXPECT_TIME_MAX_S, &sec, err))
+            return -1;
+        out->value = sec * 1e3;
+        return 0;
+    }
+    struct flood_err ignored;
+    if (gram_real(what, s, n, 0, 1e15, &out->value, &ignored) == 0)
+        return 0;
+    flood_err_set(err, FLOOD_EINVAL,
+                  "%s: expected a count (0, 12, 1.5) or a share (99%%), got '%.*s'", what,
+                  (int)(n > 40 ? 40 : n), s);
+    return -1;
+}
+
 int expect_parse(const char *text, int gate, struct expect *out, struct flood_err *err)
 {
     memset(out, 0, sizeof(*out));
@@ -109,50 +148,13 @@ int expect_parse(const char *text, int gate, struct expect *out, struct flood_er
     s += strlen(ops[i].t);
     while (isspace((unsigned char)*s))
         s++;
-    char *end;
-    errno = 0;
-    out->value = strtod(s, &end);
-    if (end == s || errno || !isfinite(out->value) || out->value < 0) {
-        flood_err_set(err, FLOOD_EINVAL, "--expect '%s': expected a number >= 0 after the operator",
-                      text);
-        return -1;
-    }
-    char unit[8] = "";
-    size_t ul = strcspn(end, " \t");
-    if (ul >= sizeof(unit) || end[ul + strspn(end + ul, " \t")]) {
+    size_t vn = strcspn(s, " \t");
+    if (s[vn + strspn(s + vn, " \t")]) {
         flood_err_set(err, FLOOD_EINVAL, "--expect '%s': unexpected text after the value", text);
         return -1;
     }
-    memcpy(unit, end, ul);
-    unit[ul] = '\0';
-    if (!strcmp(unit, "%")) {
-        if (kind == K_RAW || (kind == K_TIME && out->op != EXPECT_WITHIN)) {
-            flood_err_set(err, FLOOD_EINVAL, "--expect '%s': a %s takes no %%", text,
-                          kind == K_TIME ? "time" : "json: value");
-            return -1;
-        }
-        out->share = 1;
-        out->value /= 100.0;
-    } else if (kind == K_TIME) {
-        static const struct {
-            const char *u;
-            double ms;
-        } units[] = {{"", 1}, {"ms", 1}, {"us", 0.001}, {"s", 1000}, {"m", 60000}};
-        size_t k;
-        for (k = 0; k < sizeof(units) / sizeof(units[0]); k++)
-            if (!strcmp(unit, units[k].u))
-                break;
-        if (k == sizeof(units) / sizeof(units[0])) {
-            flood_err_set(err, FLOOD_EINVAL, "--expect '%s': a time takes us, ms, s or m, not '%s'",
-                          text, unit);
-            return -1;
-        }
-        out->value *= units[k].ms;
-    } else if (unit[0]) {
-        flood_err_set(err, FLOOD_EINVAL, "--expect '%s': a count is bare or a share (%%), not '%s'",
-                      text, unit);
+    if (expect_value(text, kind, out, s, vn, err))
         return -1;
-    }
     out->higher_good = IN(out->metric, higher_good);
     return 0;
 }

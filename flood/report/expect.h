@@ -15,7 +15,9 @@
  *   fetch.KIND, fetch.KIND.repeat      what the target fetched from the crowd, by kind
  *                                      (fetch.total for all), and fetched again
  *   json:PATH                          any number in run.json (json:totals.retry_after.429)
- * Units: a time takes us, ms (the default), s or m; a count is bare or a share with %:
+ * Units: a time is a duration of flood's grammar (flood/core/grammar.h: us, ms, s, m or h,
+ * fractions welcome, a bare number ms); a count is a number or a share with % (past 100%
+ * allowed):
  * answers over completed, sent and shed over scheduled, completed and unfinished over sent,
  * accepts over Follows sent, fetches over activities sent. A gate's `within` takes a
  * relative share (10%) or an amount in the metric's unit; it fails only in the worse
@@ -35,12 +37,13 @@ struct expect {
     char text[EXPECT_TEXT_MAX];   /* as given */
     char metric[EXPECT_TEXT_MAX]; /* the metric's name */
     enum expect_op op;
-    double value;    /* in the metric's base unit (ms for times), or a share 0..1 */
+    double value;    /* in the metric's base unit (ms for times), or a share (1 is 100%) */
     int share;       /* value is a share (%) */
     int higher_good; /* more is better (2xx, sent, completed, accepts) */
 };
 
-/* Parse one expression. 0, or -1 and err ("--expect 'p99<5%': a time takes us, ms, s or m").
+/* Parse one expression. 0, or -1 and err naming the expression and the forms ("--expect
+ * 'p99<5kg': expected a duration from 0s to 1 week (250us, ...), got '5kg'").
  * `within` is accepted only when gate is set; a gate refuses the other operators. */
 int expect_parse(const char *text, int gate, struct expect *out, struct flood_err *err) FLOOD_WUR;
 

@@ -1,59 +1,26 @@
 /* flood/send/sched.c: the open-loop schedule (see sched.h for the model). */
 #include "flood/send/sched.h"
 
-#include <ctype.h>
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "flood/core/grammar.h"
+
 int sched_parse_duration(const char *s, double *out, struct flood_err *err)
 {
-    if (!s || !*s) {
-        flood_err_set(err, FLOOD_EINVAL, "duration: empty");
-        return -1;
-    }
-    errno = 0;
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || errno || !isfinite(v) || v < 0 || isspace((unsigned char)*s)) {
-        flood_err_set(err, FLOOD_EINVAL, "duration: cannot parse '%s'", s);
-        return -1;
-    }
-    double mul;
-    if (!*end || !strcmp(end, "s"))
-        mul = 1;
-    else if (!strcmp(end, "ms"))
-        mul = 1e-3;
-    else if (!strcmp(end, "m"))
-        mul = 60;
-    else if (!strcmp(end, "h"))
-        mul = 3600;
-    else {
-        flood_err_set(err, FLOOD_EINVAL, "duration: unknown unit in '%s' (s, ms, m or h)", s);
-        return -1;
-    }
-    v *= mul;
-    if (v > SCHED_DURATION_MAX) {
-        flood_err_set(err, FLOOD_EINVAL, "duration: '%s' is longer than a week", s);
-        return -1;
-    }
-    *out = v;
-    return 0;
+    return gram_duration("duration", s, GRAM_NUL, GRAM_BARE_SECONDS, 0, SCHED_DURATION_MAX, out,
+                         err);
 }
 
 int sched_parse_arrival(const char *s, enum sched_arrival *out, struct flood_err *err)
 {
-    if (s && !strcmp(s, "constant"))
-        *out = SCHED_CONSTANT;
-    else if (s && !strcmp(s, "poisson"))
-        *out = SCHED_POISSON;
-    else {
-        flood_err_set(err, FLOOD_EINVAL, "arrival: '%s' is neither constant nor poisson",
-                      s ? s : "");
+    static const char *const names[] = {"constant", "poisson"};
+    int i;
+    if (gram_keyword("--arrival", s, GRAM_NUL, names, 2, &i, err))
         return -1;
-    }
+    *out = i ? SCHED_POISSON : SCHED_CONSTANT;
     return 0;
 }
 
@@ -130,6 +97,22 @@ int sched_init_rate(struct sched *s, double rate, double dur_s, enum sched_arriv
     return finish(s, err);
 }
 
+/* The rate of a stage: 0 (a pause, or the start of a ramp) or a rate as gram_rate reads it. */
+static int stage_rate(int idx, const char *s, size_t n, double *rate, struct flood_err *err)
+{
+    char what[48];
+    struct flood_err ignored;
+    snprintf(what, sizeof(what), "--stages: stage %d rate", idx);
+    if (gram_real(what, s, n, 0, 0, rate, &ignored) == 0 ||
+        gram_rate(what, s, n, SCHED_RATE_MAX, rate, &ignored) == 0)
+        return 0;
+    flood_err_set(err, FLOOD_EINVAL,
+                  "%s: expected 0 or a rate above 0 and at most %.0f a second (300, 300/s, 1.5k, "
+                  "1500/m, 90000/h), got '%.*s'",
+                  what, SCHED_RATE_MAX, (int)(n > 40 ? 40 : n), s);
+    return -1;
+}
+
 int sched_init_stages(struct sched *s, const char *spec, enum sched_arrival arrival, uint64_t seed,
                       struct flood_err *err)
 {
@@ -137,59 +120,42 @@ int sched_init_stages(struct sched *s, const char *spec, enum sched_arrival arri
     s->arrival = arrival;
     s->seed = seed;
     if (!spec || !*spec) {
-        flood_err_set(err, FLOOD_EINVAL, "--stages: empty");
+        flood_err_set(err, FLOOD_EINVAL,
+                      "--stages: expected RATE:DURATION[,RATE:DURATION...], "
+                      "got ''");
         return -1;
     }
     double prev = 0;
-    const char *p = spec;
-    while (1) {
-        const char *comma = strchr(p, ',');
-        size_t len = comma ? (size_t)(comma - p) : strlen(p);
-        char buf[64];
+    struct gram_list l;
+    struct gram_item it;
+    gram_list_init(&l, spec, GRAM_NUL, ',');
+    while (gram_list_next(&l, &it)) {
         int idx = s->n_stages + 1;
-        if (len == 0 || len >= sizeof(buf)) {
-            flood_err_set(err, FLOOD_EINVAL, "--stages: stage %d is %s", idx,
-                          len ? "too long" : "empty");
-            return -1;
-        }
         if (s->n_stages == SCHED_MAX_STAGES) {
             flood_err_set(err, FLOOD_EINVAL, "--stages: more than %d stages", SCHED_MAX_STAGES);
             return -1;
         }
-        memcpy(buf, p, len);
-        buf[len] = 0;
-        char *colon = strchr(buf, ':');
+        const char *colon = memchr(it.s, ':', it.n);
         if (!colon) {
-            flood_err_set(err, FLOOD_EINVAL, "--stages: stage %d '%s': expected RATE:DURATION", idx,
-                          buf);
+            flood_err_set(err, FLOOD_EINVAL,
+                          "--stages: stage %d: expected RATE:DURATION (10:30s, 0:0, 1.5k:2m), "
+                          "got '%.*s'",
+                          idx, (int)(it.n > 40 ? 40 : it.n), it.s);
             return -1;
         }
-        *colon = 0;
-        errno = 0;
-        char *end;
-        double rate = strtod(buf, &end);
-        if (end == buf || *end || errno) {
-            flood_err_set(err, FLOOD_EINVAL, "--stages: stage %d: bad rate '%s'", idx, buf);
-            return -1;
-        }
+        double rate, dur;
         char what[48];
-        snprintf(what, sizeof(what), "--stages: stage %d", idx);
-        if (check_rate(rate, what, err))
+        snprintf(what, sizeof(what), "--stages: stage %d duration", idx);
+        size_t rn = (size_t)(colon - it.s);
+        if (stage_rate(idx, it.s, rn, &rate, err) ||
+            gram_duration(what, colon + 1, it.n - rn - 1, GRAM_BARE_SECONDS, 0, SCHED_DURATION_MAX,
+                          &dur, err))
             return -1;
-        double dur;
-        struct flood_err e2;
-        if (sched_parse_duration(colon + 1, &dur, &e2)) {
-            flood_err_set(err, FLOOD_EINVAL, "--stages: stage %d: %s", idx, e2.msg);
-            return -1;
-        }
         struct sched_stage *st = &s->stages[s->n_stages++];
         st->rate0 = prev;
         st->rate1 = rate;
         st->dur_s = dur;
         prev = rate;
-        if (!comma)
-            break;
-        p = comma + 1;
     }
     if (finish(s, err))
         return -1;
@@ -491,10 +457,23 @@ int64_t sched_steer_retime(struct sched *s)
     return (int64_t)llround(inverse(s, s->last_u) * 1e9);
 }
 
+/* v as a plain decimal without an exponent ("10000000", "0.25"), as the grammar reads it. */
+static const char *plain(double v, char buf[48])
+{
+    snprintf(buf, 48, "%.6f", v);
+    char *e = buf + strlen(buf);
+    while (e > buf && e[-1] == '0')
+        *--e = 0;
+    if (e > buf && e[-1] == '.')
+        *--e = 0;
+    return buf;
+}
+
 int sched_stages_text(const struct sched *s, char *buf, size_t size, double *from_s)
 {
     size_t len = 0;
     double prev = 0;
+    char a[48], b[48];
     buf[0] = 0;
     *from_s = s->stages[0].start_s;
     for (int i = 0; i < s->n_stages; i++) {
@@ -503,11 +482,12 @@ int sched_stages_text(const struct sched *s, char *buf, size_t size, double *fro
         if (st->dur_s <= 0 && i + 1 < s->n_stages)
             continue; /* a cut left empty: the next stage starts from its rate */
         if (fabs(st->rate0 - prev) > 1e-9)
-            n = snprintf(buf + len, size - len, "%s%.6g:0", len ? "," : "", st->rate0);
+            n = snprintf(buf + len, size - len, "%s%s:0", len ? "," : "", plain(st->rate0, a));
         if (n < 0 || (size_t)n >= size - len)
             return -1;
         len += (size_t)n;
-        n = snprintf(buf + len, size - len, "%s%.6g:%.6gs", len ? "," : "", st->rate1, st->dur_s);
+        n = snprintf(buf + len, size - len, "%s%s:%ss", len ? "," : "", plain(st->rate1, a),
+                     plain(st->dur_s, b));
         if (n < 0 || (size_t)n >= size - len)
             return -1;
         len += (size_t)n;

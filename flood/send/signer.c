@@ -1,5 +1,6 @@
 /* flood/send/signer.c: signer threads filling the look-ahead ring (see signer.h). */
 #include "flood/send/signer.h"
+#include "flood/core/grammar.h"
 #include "flood/core/url.h"
 
 #include <errno.h>
@@ -75,42 +76,30 @@ struct signer {
 
 int signer_parse_dialects(const char *s, struct signer_opts *o, struct flood_err *err)
 {
+    static const char *const names[] = {"cavage", "rfc9421", "cavage,rfc9421", "rfc9421,cavage",
+                                        "none"};
     static const struct {
-        const char *name;
         int n, d0, d1;
     } forms[] = {
-        {"none", 0, 0, 0},
-        {"cavage", 1, SIGN_CAVAGE, 0},
-        {"rfc9421", 1, SIGN_RFC9421, 0},
-        {"cavage,rfc9421", 2, SIGN_CAVAGE, SIGN_RFC9421},
-        {"rfc9421,cavage", 2, SIGN_RFC9421, SIGN_CAVAGE},
+        {1, SIGN_CAVAGE, 0},
+        {1, SIGN_RFC9421, 0},
+        {2, SIGN_CAVAGE, SIGN_RFC9421},
+        {2, SIGN_RFC9421, SIGN_CAVAGE},
+        {0, 0, 0},
     };
-    for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++)
-        if (s && !strcmp(s, forms[i].name)) {
-            o->n_dialects = forms[i].n;
-            o->dialects[0] = forms[i].d0;
-            o->dialects[1] = forms[i].d1;
-            return 0;
-        }
-    flood_err_set(err, FLOOD_EINVAL,
-                  "--sign: '%s' is not one of cavage, rfc9421, cavage,rfc9421, "
-                  "rfc9421,cavage, none",
-                  s ? s : "");
-    return -1;
+    int i;
+    if (gram_keyword("--sign", s, GRAM_NUL, names, sizeof(names) / sizeof(names[0]), &i, err))
+        return -1;
+    o->n_dialects = forms[i].n;
+    o->dialects[0] = forms[i].d0;
+    o->dialects[1] = forms[i].d1;
+    return 0;
 }
 
 int signer_parse_bad(const char *s, struct signer_opts *o, struct flood_err *err)
 {
-    char *end;
-    errno = 0;
-    double v = s ? strtod(s, &end) : 0;
-    if (!s || end == s || errno || (*end && strcmp(end, "%")) || !isfinite(v) || v < 0 || v > 100) {
-        flood_err_set(err, FLOOD_EINVAL, "--bad-signatures: '%s' is not a share 0..100%%",
-                      s ? s : "");
-        return -1;
-    }
-    o->bad_share = v / 100.0;
-    return 0;
+    return gram_share("--bad-signatures", s, GRAM_NUL, GRAM_SHARE_PERCENT, 0, 1, &o->bad_share,
+                      err);
 }
 
 void signer_req_free(struct signer_req *r)

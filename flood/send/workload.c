@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "flood/core/grammar.h"
 #include "flood/core/url.h"
 #include "webfinger/activity.h"
 
@@ -22,48 +23,43 @@ static uint64_t below(uint64_t *rng, uint64_t n)
 
 int workload_parse_mix(const char *s, unsigned mix[OP__COUNT], struct flood_err *err)
 {
+    static const char forms[] = "OP=WEIGHT[,OP=WEIGHT...] (create=70,like=20,follow=10)";
+    const char *names[OP__COUNT];
+    for (int i = 0; i < OP__COUNT; i++)
+        names[i] = op_name((enum op_kind)i);
     unsigned m[OP__COUNT] = {0};
     int seen[OP__COUNT] = {0};
-    const char *p = s ? s : "";
-    if (!*p) {
-        flood_err_set(err, FLOOD_EINVAL, "workload: --mix: empty (want create=70,like=20,...)");
+    unsigned total = 0;
+    struct gram_list l;
+    struct gram_item it;
+    gram_list_init(&l, s, GRAM_NUL, ',');
+    if (!s || !*s) {
+        flood_err_set(err, FLOOD_EINVAL, "--mix: expected %s, got ''", forms);
         return -1;
     }
-    while (*p) {
-        size_t n = strcspn(p, "=,");
-        int op = -1;
-        for (int i = 0; i < OP__COUNT; i++)
-            if (strlen(op_name((enum op_kind)i)) == n && !strncmp(p, op_name((enum op_kind)i), n))
-                op = i;
-        if (op < 0 || p[n] != '=') {
-            flood_err_set(err, FLOOD_EINVAL,
-                          "workload: --mix: unknown entry '%.*s' (want create|like|follow|undo|"
-                          "announce|reply|update|delete|update-actor|question|vote|"
-                          "emoji-react|delete-actor=N)",
-                          (int)(n > 40 ? 40 : n), p);
+    while (gram_list_next(&l, &it)) {
+        int op;
+        uint64_t w;
+        if (!it.val) {
+            flood_err_set(err, FLOOD_EINVAL, "--mix: expected %s, got '%.*s'", forms,
+                          (int)(it.n > 40 ? 40 : it.n), it.s);
             return -1;
         }
+        if (gram_keyword("--mix", it.key, it.key_n, names, OP__COUNT, &op, err))
+            return -1;
+        char what[48];
+        snprintf(what, sizeof(what), "--mix %s", names[op]);
+        if (gram_uint(what, it.val, it.val_n, 0, 1000000, &w, err))
+            return -1;
         if (seen[op]++) {
-            flood_err_set(err, FLOOD_EINVAL, "workload: --mix: '%s' given twice", op_name(op));
-            return -1;
-        }
-        const char *v = p + n + 1;
-        char *end;
-        unsigned long w = (v[0] >= '0' && v[0] <= '9') ? strtoul(v, &end, 10) : 0;
-        if (!(v[0] >= '0' && v[0] <= '9') || (*end && *end != ',') || (*end == ',' && !end[1]) ||
-            w > 1000000) {
-            flood_err_set(err, FLOOD_EINVAL, "workload: --mix: bad weight for '%s' (0..1000000)",
-                          op_name(op));
+            flood_err_set(err, FLOOD_EINVAL, "--mix: '%s' given twice", names[op]);
             return -1;
         }
         m[op] = (unsigned)w;
-        p = *end ? end + 1 : end;
+        total += m[op];
     }
-    unsigned total = 0;
-    for (int i = 0; i < OP__COUNT; i++)
-        total += m[i];
     if (total == 0) {
-        flood_err_set(err, FLOOD_EINVAL, "workload: --mix: every weight is 0");
+        flood_err_set(err, FLOOD_EINVAL, "--mix: every weight is 0 (%s)", forms);
         return -1;
     }
     memcpy(mix, m, sizeof(m));

@@ -178,7 +178,8 @@ uint64_t workload_id_seq(const struct workload *w, uint64_t seq);
 /* How many activities were built, and of them how many of each operation. */
 uint64_t workload_built(struct workload *w, uint64_t by_op[OP__COUNT]);
 /* Parse --mix "create=70,like=20,follow=10[,undo=N]" into mix[OP__COUNT] (names not given
- * get 0). 0, or -1 and err ("workload: --mix: ..."). */
+ * get 0; weights whole numbers 0..1000000, not all 0). 0, or -1 and err naming --mix and the
+ * forms ("--mix: expected one of create, like, ..., got 'post'"). */
 int workload_parse_mix(const char *s, unsigned mix[OP__COUNT], struct flood_err *err) FLOOD_WUR;
 
 #endif

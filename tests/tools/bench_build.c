@@ -12,6 +12,7 @@
 
 #include "sign/sign.h"
 #include "webfinger/activity.h"
+#include "flood/send/content_opt.h"
 #include "webfinger/content.h"
 
 static double user_s(void)
@@ -89,10 +90,10 @@ int main(int argc, char **argv)
     double secs = argc > 1 ? atof(argv[1]) : 1.0;
     struct wf_content_profile heavy;
     if (wf_content_profile("heavy", &heavy, NULL) < 0 ||
-        wf_content_opt(&heavy,
-                       "length=5000,mentions=4-4,hashtags=8-8,emoji=100%,links=100%,"
-                       "media=100%,media-count=4,cw=100%",
-                       NULL) < 0)
+        content_opt_apply(&heavy,
+                          "length=5000,mentions=4-4,hashtags=8-8,emoji=100%,links=100%,"
+                          "media=100%,media-count=4,cw=100%",
+                          NULL) < 0)
         return 1;
     heavy.len_sigma = 0;
     struct wf_post post;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "webfinger/activity.h"
+#include "flood/send/content_opt.h"
 #include "webfinger/content.h"
 
 static const struct wf_crowd crowd = {20, 10, "flood%d.test", "https", 0, "0"};
@@ -62,7 +63,8 @@ int main(int argc, char **argv)
     struct wf_content_profile prof[2];
     if (wf_content_profile("default", &prof[0], NULL) < 0 ||
         wf_content_profile("heavy", &prof[1], NULL) < 0 ||
-        wf_content_opt(&prof[1], "emoji=100%,links=100%,media=100%,cw=100%,hashtags=2-4", NULL) < 0)
+        content_opt_apply(&prof[1], "emoji=100%,links=100%,media=100%,cw=100%,hashtags=2-4", NULL) <
+            0)
         return 1;
     static const char *const vis[WF_VIS__COUNT] = {"public", "unlisted", "followers", "direct"};
     for (uint64_t seed = 1; seed <= (uint64_t)n; seed++) {

@@ -64,6 +64,12 @@ int main(void)
         {"f2a.p95<2s", "f2a.p95", EXPECT_LT, 2000, 0},
         {"fetch.actor.repeat==0", "fetch.actor.repeat", EXPECT_EQ, 0, 0},
         {"json:totals.retry_after.429 == 20", "json:totals.retry_after.429", EXPECT_EQ, 20, 0},
+        {"fetch.actor<=110%", "fetch.actor", EXPECT_LE, 1.1, 1},
+        {"create.p99.9 <= 5s", "create.p99.9", EXPECT_LE, 5000, 0},
+        {"p99 < 10ms", "p99", EXPECT_LT, 10, 0},
+        {"p50<1us", "p50", EXPECT_LT, 0.001, 0},
+        {"p99<1.5s", "p99", EXPECT_LT, 1500, 0},
+        {"errors==0", "errors", EXPECT_EQ, 0, 0},
     };
     for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
         int rc = expect_parse(ok[i].text, 0, &e, &err);
@@ -75,14 +81,18 @@ int main(void)
         const char *text, *why;
     } bad[] = {
         {"p99<5%", "a time takes no %"},
-        {"p99<5kg", "a time takes us, ms, s or m"},
-        {"shed<5ms", "a count is bare or a share"},
+        {"p99<5kg", "--expect 'p99<5kg': expected a duration from 0s to 1 week (250us, 500ms, "
+                    "1.5s, 2m, 1h; a plain number is milliseconds), got '5kg'"},
+        {"shed<5ms", "--expect 'shed<5ms': expected a count (0, 12, 1.5) or a share (99%), got "
+                     "'5ms'"},
+        {"2xx>=1e2%", "--expect '2xx>=1e2%': expected a share from 0% to 10000%"},
+        {"p99<1.s", "expected a duration"},
         {"p98<1s", "unknown metric"},
         {"latency<1s", "unknown metric"},
         {"p99 1s", "expected one of"},
         {"p99 within 10%", "expected one of"},
         {"p99<", "expected a number"},
-        {"p99<-1", "expected a number"},
+        {"p99<-1", "expected a duration"},
         {"p99<1s extra", "unexpected text"},
         {"fetch.<1", "unknown metric"},
         {"json:<1", "unknown metric"},

@@ -115,6 +115,15 @@ static void test_shares(void)
             CHECK(rc == -1 && v == -7 && strstr(e.msg, "--share: expected a share"),
                   "share '%s' refused: %s", t[i].text, e.msg);
     }
+    /* a relative share may pass the whole where the caller says so (--expect's 110%) */
+    struct flood_err e = {0};
+    double v = -7;
+    CHECK(gram_share("--expect", "110%", GRAM_NUL, GRAM_SHARE_PERCENT, 0, 100, &v, &e) == 0 &&
+              fabs(v - 1.1) < 1e-12,
+          "110%% with a bound of 10000%%");
+    CHECK(gram_share("--expect", "20000%", GRAM_NUL, GRAM_SHARE_PERCENT, 0, 100, &v, &e) == -1 &&
+              strstr(e.msg, "from 0% to 10000%"),
+          "and over that bound refused: %s", e.msg);
 }
 
 static void test_rates(void)

@@ -185,7 +185,10 @@ static void default_scenario(void)
 
     rc = scenario_load("fixtures/scenarios/bad-syntax.flood", &s, &err);
     CHECK(rc == -1, "bad-syntax.flood is refused");
-    CHECK_STR(err.msg, "fixtures/scenarios/bad-syntax.flood:5: unknown step 'folow'",
+    CHECK_STR(err.msg,
+              "fixtures/scenarios/bad-syntax.flood:5: unknown step 'folow' (discover, follow, "
+              "expect, undo, post, announce, reply, edit, delete, like, send, rotate, api, wait, "
+              "timer)",
               "with its file name and line number");
     rc = scenario_load("fixtures/scenarios/refusals.flood", &s, &err);
     CHECK(rc == 0 && s.n == 5, "refusals.flood loads, 5 steps");
@@ -197,7 +200,10 @@ static void default_scenario(void)
 
 static void errors(void)
 {
-    refused("discover webfinger\n\n# c\nfolow\n", "t.flood:4: unknown step 'folow'",
+    refused("discover webfinger\n\n# c\nfolow\n",
+            "t.flood:4: unknown step 'folow' (discover, follow, expect, undo, post, announce, "
+            "reply, edit, delete, like, send, "
+            "rotate, api, wait, timer)",
             "a typo, with its line");
     refused("discover webfinger\ndiscover actors\n",
             "t.flood:2: unknown discovery 'actors' (webfinger, actor, nodeinfo)",
@@ -208,7 +214,9 @@ static void errors(void)
     refused("follow\nexpect accept\n", "t.flood:2: 'expect accept' needs 'within DURATION'",
             "expect accept without within");
     refused("follow\nexpect accept within 10\n",
-            "t.flood:2: bad duration '10' (want e.g. 500ms, 10s, 2m)", "a duration without unit");
+            "t.flood:2: within: expected a duration from 1ms to 1h (250us, 500ms, 1.5s, 2m, "
+            "1h), got '10'",
+            "a duration without unit");
     refused("follow\nexpect reject within 1s\n",
             "t.flood:2: unknown expectation 'reject' (expect accept within DURATION)",
             "expect reject");
@@ -264,7 +272,10 @@ static void errors(void)
     refused("post mention\napi mention-notified as 1/1\n", "t.flood:2: 'api' takes no 'as I/A'",
             "api mention-notified with as");
     refused("wait\n", "t.flood:1: 'wait' needs one DURATION", "wait without duration");
-    refused("wait 0s\n", "t.flood:1: bad duration '0s' (want e.g. 500ms, 10s, 2m)", "wait 0s");
+    refused("wait 0s\n",
+            "t.flood:1: wait: expected a duration from 1ms to 1h (250us, 500ms, 1.5s, 2m, 1h), "
+            "got '0s'",
+            "wait 0s");
     refused("follow\nundo follow as 1/1\n",
             "t.flood:2: unexpected 'as' after the undo (it undoes the last one)",
             "undo takes no as");
@@ -293,19 +304,43 @@ static void errors(void)
 
 static void durations_and_actors(void)
 {
-    long ms = 0;
-    CHECK(scenario_parse_duration("10s", &ms) == 0 && ms == 10000, "10s");
-    CHECK(scenario_parse_duration("500ms", &ms) == 0 && ms == 500, "500ms");
-    CHECK(scenario_parse_duration("2m", &ms) == 0 && ms == 120000, "2m");
-    CHECK(scenario_parse_duration("60m", &ms) == 0 && ms == 3600000, "60m, the maximum");
-    CHECK(scenario_parse_duration("61m", &ms) == -1, "61m is over an hour");
-    CHECK(scenario_parse_duration("0ms", &ms) == -1, "0ms");
-    CHECK(scenario_parse_duration("-1s", &ms) == -1, "-1s");
-    CHECK(scenario_parse_duration("1.5s", &ms) == -1, "1.5s (whole numbers only)");
-    CHECK(scenario_parse_duration("10", &ms) == -1, "10 (no unit)");
-    CHECK(scenario_parse_duration("10h", &ms) == -1, "10h (unknown unit)");
-    CHECK(scenario_parse_duration("s", &ms) == -1, "s alone");
-    CHECK(scenario_parse_duration("99999999999999999999s", &ms) == -1, "overflow");
+    static const struct {
+        const char *text;
+        long ms; /* -1: refused */
+    } durs[] = {
+        {"10s", 10000},
+        {"500ms", 500},
+        {"2m", 120000},
+        {"60m", 3600000},
+        {"1h", 3600000},
+        {"1.5s", 1500},
+        {"0.5m", 30000},
+        {"2400us", 2},
+        {"1ms", 1},
+        {"61m", -1},
+        {"0ms", -1},
+        {"-1s", -1},
+        {"10", -1},
+        {"10h", -1},
+        {"s", -1},
+        {"1.s", -1},
+        {"1e3ms", -1},
+        {"10 s", -1},
+        {"99999999999999999999s", -1},
+    };
+    for (size_t k = 0; k < sizeof(durs) / sizeof(durs[0]); k++) {
+        long ms = -7;
+        struct flood_err e = {0};
+        int rc = scenario_parse_duration("within", durs[k].text, &ms, &e);
+        if (durs[k].ms >= 0)
+            CHECK(rc == 0 && ms == durs[k].ms, "duration '%s' is %ld ms (got %ld)", durs[k].text,
+                  durs[k].ms, ms);
+        else
+            CHECK(rc == -1 && ms == -7 &&
+                      strstr(e.msg, "within: expected a duration from 1ms to 1h (250us, 500ms, "
+                                    "1.5s, 2m, 1h), got '"),
+                  "duration '%s' refused, naming the forms: %s", durs[k].text, e.msg);
+    }
     int i = 0, a = 0;
     CHECK(scenario_parse_actor("1/1", &i, &a) == 0 && i == 1 && a == 1, "1/1");
     CHECK(scenario_parse_actor("flood12/user3", &i, &a) == 0 && i == 12 && a == 3, "flood12/user3");
