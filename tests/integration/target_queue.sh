@@ -4,8 +4,9 @@
 # job queue library, from the npm registry), both driven by tests/queue/load.mjs at set
 # rates; a Prometheus exposition and a JSON document served by python3; a source that cannot
 # be read (missing, never 0, said once); then the reference target with its inbox queue in
-# Redis (--inbox-queue), read both ways (BullMQ in Redis and its /stats JSON), and a short
-# flood capacity whose verdict names the queue that broke.
+# Redis (--inbox-queue), read both ways (BullMQ in Redis and its /stats JSON), a short
+# flood capacity whose verdict names the queue that broke and reads in users, and a Fedify
+# 2.3 server in benchmark mode (tests/fedify23) read through its stats endpoint.
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/tools/run_lib.sh"
 . "$ROOT/tests/tools/ports.sh"
@@ -157,6 +158,38 @@ check $? "flood capacity with --target-queue exits 0" || sed 's/^/#   /' "$CAP.s
 grep -q '^sustains .*; at 10/s queue growth +[0-9.]*/s (bullmq inbox.waiting) breaks the .* limit$' "$CAP.stdout"
 check $? "the verdict names the queue that broke: $(grep '^sustains' "$CAP.stdout")"
 expect_eq "$(jq -r .broke_queue "$CAP/capacity.json")" "bullmq inbox.waiting" "capacity.json's broke_queue"
+grep -q '≈ the inbound federation of [0-9,]* active users at peak (model: follows=150' "$CAP.stdout"
+check $? "the verdict in active users, with the model's parameters"
+expect_eq "$(jq -r '.users.model.follows' "$CAP/capacity.json")" 150 "capacity.json keeps the model"
 kill "$TPID" 2>/dev/null
 wait "$TPID" 2>/dev/null
+
+# 6. a Fedify 2.3 server in benchmark mode (tests/fedify23): its stats endpoint's queue depth,
+#    one message worked at a time for 100 ms while 30 a second arrive
+if [ -d "$ROOT/tests/fedify23/node_modules/@fedify/fedify" ]; then
+    : >"$T_TMP/f23.out"
+    node "$ROOT/tests/fedify23/server.mjs" --listen 127.0.0.1:0 --work-ms 100 \
+        >"$T_TMP/f23.out" 2>"$T_TMP/f23.err" &
+    FPID=$!
+    T_PIDS="$T_PIDS $FPID"
+    FPORT=""
+    for _ in $(seq 300); do
+        FPORT=$(sed -n 's|^listening on http://127.0.0.1:\([0-9]*\)$|\1|p' "$T_TMP/f23.out")
+        [ -n "$FPORT" ] && break
+        sleep 0.1
+    done
+    check "$([ -n "$FPORT" ]; echo $?)" "the Fedify 2.3 server starts in benchmark mode"
+    frun --inbox "http://127.0.0.1:$FPORT/inbox" --sign none --rate 30 --duration 4s \
+        --target-queue "fedify:http://127.0.0.1:$FPORT/.well-known/fedify/bench/stats"
+    check "$RUN_RC" "a run reading its stats exits 0" || show_run
+    expect_eq "$(jget '.target_queue[0].gauges["shared.queued"].role')" inbound \
+        "its one queue (role shared, serving the inbox) is the inbound queue"
+    max=$(jget '.target_queue[0].gauges["shared.queued"].max')
+    python3 -c "import sys; sys.exit(0 if float('${max:-0}') >= 20 else 1)"
+    check $? "the queue grew past 20 while 30 a second arrived and 10 were worked (max $max)"
+    kill "$FPID" 2>/dev/null
+    wait "$FPID" 2>/dev/null
+else
+    check 1 "tests/fedify23 has its npm packages (scripts/deps.sh: npm ci)"
+fi
 done_testing
