@@ -58,7 +58,8 @@ slope=$(jq -r '[.series[] | select(.t >= 1 and .t <= 5) | [.t, .target_queue.sid
     | select(.[1] != null)] | if length < 3 then "none" else
     ((.[-1][1] - .[0][1]) / (.[-1][0] - .[0][0])) end' "$RUN_DIR/run.json")
 python3 -c "import sys; sys.exit(0 if '$slope' != 'none' and 6 <= float('$slope') <= 14 else 1)"
-check $? "ingress grows about +10/s in the series (got $slope/s)"
+check $? "ingress grows about +10/s in the series (got $slope/s)" ||
+    jq -c '.series[] | [.t, .target_queue]' "$RUN_DIR/run.json" | sed 's/^/#   /' | head -12
 
 # 2. BullMQ with Misskey's key prefix: 50 waiting in inbox, 3 delayed, 2 failed, 7 in deliver
 redis-cli -p "$RPORT" flushall >/dev/null
@@ -149,10 +150,13 @@ peak_json=$(jget '.target_queue[1].gauges.depth.max')
 python3 -c "import sys; r=float('$peak_redis'); j=float('$peak_json'); sys.exit(0 if r >= 10 and j >= 10 and abs(r - j) <= 10 + 0.2 * max(r, j) else 1)"
 check $? "the backlog's peak read from Redis ($peak_redis) and from the target's /stats ($peak_json) agree"
 
+# (--max-p99 10s: the queue is what is judged here; on a loaded machine the generator's own
+# lag must not reach a tenth of the latency limit, which would make the step flood's)
 CAP=$T_TMP/cap
 "$FLOOD" capacity --listen "127.0.0.1:$CPORT" --persona "http://target.test:$TPORT/users/alice" \
     --resolve "target.test:$TPORT:127.0.0.1" --state "$TEST_STATE" --instances 4 --actors 5 \
     --mix create=100 --timeout 10s --hold 6s --cooldown 30s --start 2.5 --factor 4 --refine 0 \
+    --max-p99 10s \
     --target-queue "bullmq:$REDIS/0?prefix=misskey.test" --out "$CAP" >"$CAP.stdout" 2>"$CAP.stderr"
 check $? "flood capacity with --target-queue exits 0" || sed 's/^/#   /' "$CAP.stdout" "$CAP.stderr" | tail -20
 grep -q '^sustains .*; at 10/s queue growth +[0-9.]*/s (bullmq inbox.waiting) breaks the .* limit$' "$CAP.stdout"
