@@ -13,7 +13,7 @@
 
 CC      ?= cc
 PREFIX  ?= /usr/local
-PKGS    := libmicrohttpd gnutls openssl jansson libcurl libevent libevent_pthreads libevent_openssl ldns
+PKGS    := libmicrohttpd gnutls openssl jansson libcurl libevent libevent_pthreads libevent_openssl ldns hiredis
 VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 
 ifeq ($(SANITIZE),)

@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 # per request).
 PKGS="gcc make pkg-config git clang libclang-rt-14-dev clang-format
 libmicrohttpd-dev libgnutls28-dev libssl-dev openssl libjansson-dev libcurl4-openssl-dev libevent-dev
-libhttp-parser-dev libldns-dev strace
+libhttp-parser-dev libldns-dev libhiredis-dev redis-server strace
 curl ca-certificates nginx-light wrk util-linux procps iproute2 python3 python3-yaml jq
 chromium fonts-liberation prometheus groff-base man-db libxml2-utils"
 

@@ -276,11 +276,6 @@ static void judge_accepted_bad(struct check *c, struct check_result *r, const ch
                                const char *got)
 {
     static const char exp[] = "refused (400, 401 or 403)";
-    if (!c->o.token) {
-        check_set(r, CHECK_DEFERRED, exp, got,
-                  "answered 2xx; without --token-file flood cannot see whether it was processed");
-        return;
-    }
     struct flood_err e = {0};
     int s = check_poll_mention(c, note, c->o.settle_ms, NULL, &e);
     if (s == 1) {
@@ -308,6 +303,11 @@ static void step_send_bad(struct check *c, struct check_result *r, const struct 
     }
     static const enum check_variant variant[SC__BADS] = {CV_UNSIGNED, CV_BAD_KEY, CV_STALE,
                                                          CV_DIGEST, CV_GOOD};
+    if (!c->o.token) {
+        check_refusal_by_twin(c, r, inst, act, kinst, variant[st->bad]);
+        return;
+    }
+    r->decided_by = "api";
     struct flood_err e = {0};
     char note[WF_URL_MAX], kid[WF_URL_MAX];
     char *text = make_create(c, &c->crowd->wf, inst, act, note, &e);
@@ -324,12 +324,15 @@ static void step_send_bad(struct check *c, struct check_result *r, const struct 
         return;
     }
     char *got = check_answer_text(&h);
-    if (h.status == 400 || h.status == 401 || h.status == 403)
+    if (h.status == 400 || h.status == 401 || h.status == 403) {
+        r->decided_by = "answer";
         check_set(r, CHECK_PASS, NULL, NULL, "refused: %s", got);
-    else if (check_is_2xx(h.status))
+    } else if (check_is_2xx(h.status)) {
         judge_accepted_bad(c, r, note, got);
-    else
+    } else {
+        r->decided_by = "answer";
         check_set(r, CHECK_FAIL, "refused (400, 401 or 403)", got, NULL);
+    }
     free(got);
     free(text);
     check_http_free(&h);

@@ -52,6 +52,10 @@ struct check_result {
     char *expected; /* fail: what was expected (owned, may be NULL) */
     char *got;      /* fail: what came back; deferred/unsupported: what came back */
     char *detail;   /* pass: what was seen; skip: why (owned, may be NULL) */
+    /* a refusal step: what decided it: "answer" (the status), "api" (a token's look at the
+     * effect), "follow-twin" (a refused Follow got no Accept while its signed twin did);
+     * static, NULL for other steps */
+    const char *decided_by;
 };
 
 struct check_report {

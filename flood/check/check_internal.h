@@ -67,6 +67,7 @@ struct check {
     uint64_t note_seq;        /* ... its number, time and author */
     time_t note_at;
     int note_inst, note_actor;
+    int twins_used;      /* refusal steps decided by a Follow twin so far */
     uint64_t create_seq; /* the last Create made (make_create) */
     time_t create_at;
     struct {
@@ -150,6 +151,11 @@ enum check_variant {
 int check_net_post(struct check *c, const char *inbox, const char *body, const struct sign_key *key,
                    const char *key_id, int dialect, enum check_variant variant,
                    struct check_http *out, struct flood_err *err) FLOOD_WUR;
+/* check_twin.c: a refusal step without a token: a Follow of `variant` from (inst, act) signed
+ * with (kinst, act)'s key, beside a signed twin Follow from another actor; r says which way
+ * it was decided (decided_by "answer" or "follow-twin"). */
+void check_refusal_by_twin(struct check *c, struct check_result *r, int inst, int act, int kinst,
+                           enum check_variant variant);
 /* Mastodon API call on the persona's origin with the token: method, path with query,
  * JSON body or NULL. *json gets the parsed answer (new reference) when it is JSON. 0 with
  * *status, or -1 and err. */

@@ -53,6 +53,8 @@ json_t *check_report_json(const struct check *c, const struct scenario *s,
         json_object_set_new(o, "expected", str_or_null(x->expected));
         json_object_set_new(o, "got", str_or_null(x->got));
         json_object_set_new(o, "detail", str_or_null(x->detail));
+        if (x->decided_by)
+            json_object_set_new(o, "decided_by", json_string(x->decided_by));
         json_array_append_new(steps, o);
     }
     json_t *summary = json_object();

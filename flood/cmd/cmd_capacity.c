@@ -3,8 +3,8 @@
  * user gave for the target), judged on its tail (report/capacity.c); the rate steps up by a
  * factor until a step breaks a limit, then bisects between the last good and the first bad
  * rate, running a step again where its verdict is close. Between steps the target's queue
- * is watched until it drains (--stats-url or --probe-cmd); without one, each step's run
- * already waits for the Accepts of its Follows, which is the target's queue draining. */
+ * is watched until it drains (--target-queue, --stats-url or --probe-cmd); without one, each step's
+ * run already waits for the Accepts of its Follows, which is the target's queue draining. */
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
@@ -23,9 +23,11 @@
 #include "flood/cmd/cmd.h"
 #include "flood/cmd/run_opts.h"
 #include "flood/core/fsutil.h"
+#include "flood/measure/tqueue.h"
 #include "flood/report/capacity.h"
 #include "flood/report/report.h"
 #include "flood/report/results.h"
+#include "flood/report/users.h"
 #include "flood/send/sched.h"
 
 #define CAP_STEPS_MAX 64
@@ -41,6 +43,10 @@ struct cap_opts {
     double drain_below;
     char *pass[CAP_ARGS_MAX]; /* the options for every step's flood run (borrowed) */
     int n_pass;
+    struct users_model users; /* the verdict in users (--users-model) */
+    /* the steps' --target-queue sources, read here too while the queue drains */
+    struct tq_source *tq[TQ_SOURCES_MAX];
+    int n_tq;
 };
 
 static volatile sig_atomic_t cap_stop;
@@ -85,6 +91,19 @@ static size_t collect(char *p, size_t size, size_t n, void *ctx)
  * first number. 0, or -1 when it could not be read. */
 static int queue_depth(const struct cap_opts *o, double *depth)
 {
+    if (o->n_tq) { /* the steps' --target-queue sources: their inbound gauges summed */
+        double sum = 0;
+        for (int i = 0; i < o->n_tq; i++) {
+            struct tq_reading r;
+            int have = 0;
+            tq_source_read(o->tq[i], &r);
+            sum += tq_reading_sum(&r, TQ_INBOUND, &have);
+            if (!have)
+                return -1;
+        }
+        *depth = sum;
+        return 0;
+    }
     if (o->probe_cmd) {
         FILE *p = popen(o->probe_cmd, "r");
         if (!p)
@@ -152,7 +171,7 @@ static void *sampler_main(void *arg)
  * or -1 when it did not drain in time. */
 static double drain(const struct cap_opts *o, double rate)
 {
-    if (!o->stats_url && !o->probe_cmd)
+    if (!o->stats_url && !o->probe_cmd && !o->n_tq)
         return 0;
     double below = o->drain_below >= 0 ? o->drain_below : fmax(1, rate * 0.02);
     double t0 = now_wall(), d;
@@ -232,8 +251,8 @@ static int step(struct cap_opts *o, double rate, struct cap_step *s, int index, 
     s->rate = rate;
     int passes = 0, fails = 0, repeat_confirm = 0;
     struct cap_limits lim = o->lim;
-    if (!o->stats_url && !o->probe_cmd)
-        lim.queue_share = -1;
+    if (!o->stats_url && !o->probe_cmd && !o->n_tq)
+        lim.queue_share = -1; /* with --target-queue each step's run.json has the readings */
     for (int r = 0; r < 3 && !cap_stop; r++) {
         struct sampler sm = {.o = o};
         pthread_mutex_init(&sm.lock, NULL);
@@ -307,6 +326,13 @@ static void print_step(const struct cap_step *s, int index)
 }
 
 /* ---- options ------------------------------------------------------------------------------ */
+
+static int set_users_model(void *base, const struct opt *row, const char *arg,
+                           struct flood_err *e)
+{
+    (void)row;
+    return users_model_parse(&((struct cap_opts *)base)->users, arg, e);
+}
 
 static int set_stats_url(void *base, const struct opt *row, const char *arg, struct flood_err *e)
 {
@@ -383,6 +409,10 @@ const struct opt capacity_opt_rows[] = {
      .help = "a shell command printing the queue depth as a number"},
     {"drain-below", OPT_REAL, "N", CO_(drain_below), .lo = 0, .hi = 1e12,
      .help = "drained at N or less (default: 2% of the step's rate, at least 1)"},
+    {"users-model", OPT_CUSTOM, "K=V,..", .set = set_users_model,
+     .help = "the verdict in active users: the model's parts changed (follows, remote, "
+             "unique, posts, boosts, edits, local-posts, likes-in, boosts-in, replies-in, "
+             "peak; docs/LOAD.md says what each is)"},
     OPT_HEAD("Results:", 0),
     {"out", OPT_STRING, "DIR", CO_(out),
      .help = "capacity.json, capacity.html, steps/NN-RATE/ (each step's run folder) and "
@@ -401,8 +431,11 @@ static const char cap_usage[] =
     "run's), judged on its last part; the rate steps up by --factor until a step breaks a\n"
     "limit, then is bisected between the last good and the first bad rate, each step close\n"
     "to a limit run again (majority of up to three). Between steps the target's queue is\n"
-    "watched until it drains (--stats-url, --probe-cmd); without them each step's run waits\n"
-    "for the Accepts of its Follows (up to --cooldown).\n";
+    "watched until it drains (--target-queue, a flood run option every step reads into its\n"
+    "run.json, or --stats-url, --probe-cmd); without them each step's run waits for the\n"
+    "Accepts of its Follows (up to --cooldown). With --target-queue the queue criterion is\n"
+    "the growth of the inbound queues in each step's own readings, the one that grew most\n"
+    "named in the verdict, which also reads in active users (--users-model).\n";
 
 static const char cap_tail[] =
     "flood run's options (Target: and after) go to every step's run: --dashboard ADDR:PORT\n"
@@ -464,6 +497,7 @@ static int cap_parse(int argc, char **argv, struct cap_opts *o, const char **das
                             .seen = cap_seen,
                             .ctx = &ctx};
     struct opt_spec own = {.mask = OPT_CMD_CAPACITY, .sets = {{capacity_opt_rows, o}}, .n_sets = 1};
+    users_model_defaults(&o->users);
     struct flood_err err = {0};
     int rc = opt_defaults(&own, &err) ? 2 : opt_parse(&spec, argc, argv);
     const char *why = NULL;
@@ -474,6 +508,8 @@ static int cap_parse(int argc, char **argv, struct cap_opts *o, const char **das
             why = "too many options";
         else if (o->stats_url && o->probe_cmd)
             why = "give --stats-url or --probe-cmd, not both";
+        else if (ro.n_target_queue && (o->stats_url || o->probe_cmd))
+            why = "give --target-queue, or --stats-url or --probe-cmd, not both";
         else if (o->start > o->max_rate)
             why = "--start is above --max-rate";
         else if (!ro.inbox && !ro.n_personas)
@@ -493,6 +529,12 @@ static int cap_parse(int argc, char **argv, struct cap_opts *o, const char **das
         fprintf(stderr, "flood: capacity: --proxy needs a fixed port, not 0 (the target is "
                         "pointed at it once; each step's run listens there in turn)\n");
         rc = 2;
+    }
+    /* the steps read --target-queue into their run.json; the queue drains are read here */
+    for (size_t i = 0; rc == 0 && i < ro.n_target_queue && o->n_tq < TQ_SOURCES_MAX; i++) {
+        struct flood_err e = {0};
+        if ((o->tq[o->n_tq] = tq_source_new(ro.target_queue[i], &e)))
+            o->n_tq++;
     }
     run_opts_free(&ro);
     inbound_opts_free(io);
@@ -595,8 +637,16 @@ int cmd_capacity(int argc, char **argv)
             fail = &steps[n];
         n++;
     }
-    char verdict[512];
+    char verdict[1536];
     cap_verdict(best, fail, &o.lim, verdict, sizeof(verdict));
+    if (best) { /* "sustains R/s" then the users it stands for */
+        char phrase[512], *at = strstr(verdict, "/s");
+        users_phrase(&o.users, best->rate, phrase, sizeof(phrase));
+        if (at && strlen(verdict) + strlen(phrase) < sizeof(verdict)) {
+            memmove(at + 2 + strlen(phrase), at + 2, strlen(at + 2) + 1);
+            memcpy(at + 2, phrase, strlen(phrase));
+        }
+    }
     if (cap_stop)
         snprintf(verdict + strlen(verdict), sizeof(verdict) - strlen(verdict),
                  " (interrupted: the search stopped early)");
@@ -606,12 +656,15 @@ int cmd_capacity(int argc, char **argv)
         json_array_append_new(pass, json_string(o.pass[i]));
     json_object_set_new(cj, "run_options", pass);
     json_object_set_new(cj, "interrupted", json_boolean(cap_stop));
+    json_object_set_new(cj, "users", best ? users_json(&o.users, best->rate) : json_null());
     char path[CAP_DIR_MAX + 32];
     snprintf(path, sizeof(path), "%s/capacity.json", o.out);
     int wrote = json_dump_file(cj, path, JSON_INDENT(1) | JSON_REAL_PRECISION(10)) == 0 &&
                 cap_html_write(o.out, cj, &err) == 0;
     json_decref(cj);
     free(steps);
+    for (int i = 0; i < o.n_tq; i++)
+        tq_source_free(o.tq[i]);
     curl_global_cleanup();
     if (n)
         printf("%s\n", verdict);

@@ -260,6 +260,7 @@ static int64_t clock_ns(clockid_t id)
 /* One run: its options and everything it starts, freed by run_free in reverse. */
 struct run {
     struct run_opts ro;
+    struct tq_sampler *tq; /* --target-queue, read from the start to the results */
     struct crowd_opts co;
     struct inbound_opts *io;
     struct sched sc;
@@ -565,6 +566,10 @@ static int run_send(struct run *r, struct flood_err *err)
                 r->ro.inbox ? r->ro.inbox : "the personas");
     if (r->dash)
         dash_set_start(r->dash, r->start_mono);
+    if (r->ro.n_target_queue &&
+        !(r->tq = tq_sampler_start("run", (const char *const *)r->ro.target_queue,
+                                   r->ro.n_target_queue, r->start_mono, r->ro.quiet, err)))
+        return -1;
     struct flood_err run_err = {0};
     r->run_rc = sender_run(r->sender, r->start_mono, &r->res, &run_err);
     /* a late signal during the teardown below is ignored rather than fatal */
@@ -575,6 +580,7 @@ static int run_send(struct run *r, struct flood_err *err)
     if (r->mpub) /* the event loop is done: st is the main thread's to read now */
         metrics_pub_stats(r->mpub, r->st, 0);
     run_accept_wait(r);
+    tq_sampler_stop(r->tq); /* its readings up to here: the accept wait shows the drain */
     dash_push(r->dash, r->st);
     return 0;
 }
@@ -673,6 +679,8 @@ static int run_results(struct run *r)
                               .steer = r->steer,
                               .fetches = r->fetches,
                               .egress = r->egress,
+                              .tqueue = r->tq,
+                              .users = &ro->users,
                               .preset = ro->preset_j,
                               .mix = mix_j};
     results_print_table(stdout, r->st, &ri);
@@ -717,6 +725,7 @@ static int run_results(struct run *r)
 static void run_free(struct run *r)
 {
     metrics_stop(r->mtr); /* before what its scrapes read: inbound, probes */
+    tq_sampler_free(r->tq);
     metrics_pub_free(r->mpub);
     dash_stop(r->dash); /* before the inbound side its fault switches reach */
     sender_free(r->sender);

@@ -11,6 +11,7 @@
 
 #include "flood/cmd/run_shard.h"
 #include "flood/dash/dash.h"
+#include "flood/measure/tqueue.h"
 #include "flood/report/metrics.h"
 
 #define RO(m) OPT_AT(struct run_opts, m)
@@ -39,6 +40,34 @@ static int read_personas(const char *path, struct run_opts *ro, struct flood_err
     }
     fclose(f);
     return 0;
+}
+
+/* --target-queue: a source spec that parses (nothing is connected until the run). */
+static int check_target_queue(void *base, const struct opt *row, const char *arg,
+                              struct flood_err *e)
+{
+    (void)base;
+    (void)row;
+    struct tq_source *src = tq_source_new(arg, e);
+    tq_source_free(src);
+    return src ? 0 : -1;
+}
+
+static int set_users_model(void *base, const struct opt *row, const char *arg,
+                           struct flood_err *e)
+{
+    (void)row;
+    return users_model_parse(&((struct run_opts *)base)->users, arg, e);
+}
+
+/* config.users_model: every part of the model in force. */
+static json_t *rec_users_model(const void *base, const struct opt *row)
+{
+    (void)row;
+    json_t *u = users_json(&((const struct run_opts *)base)->users, 0);
+    json_t *m = json_incref(json_object_get(u, "model"));
+    json_decref(u);
+    return m;
 }
 
 static int set_personas(void *base, const struct opt *row, const char *arg, struct flood_err *e)
@@ -369,6 +398,18 @@ const struct opt run_opt_rows[] = {
      .help = "run.json, *.hgrm, summary.md (default out/run-YYYYMMDDTHHMMSSZ)"},
     {"quiet", OPT_FLAG, RO(quiet), .cmds = RUNS,
      .help = "no live line and no progress lines on stderr"},
+    {"target-queue", OPT_STRINGS, "SRC", RO(target_queue),
+     .n_off = offsetof(struct run_opts, n_target_queue), .set = check_target_queue,
+     .json = "target_queue", .cmds = RUNS,
+     .help = "read the target's own queue each second (repeatable): "
+             "sidekiq:redis://HOST:PORT/DB (Mastodon), bullmq:redis://HOST:PORT/DB[?prefix=P] "
+             "(Misskey), fedify:URL (benchmark stats), prometheus:URL#METRIC{LABELS}, "
+             "json:URL#PATH, cmd:COMMAND"},
+    {"users-model", OPT_CUSTOM, "K=V,..", .set = set_users_model, .json = "users_model",
+     .record = rec_users_model, .cmds = OPT_CMD_RUN,
+     .help = "the sent rate in active users at peak: the model's parts changed (follows, "
+             "remote, unique, posts, boosts, edits, local-posts, likes-in, boosts-in, "
+             "replies-in, peak; docs/LOAD.md)"},
     {"metrics", OPT_STRING, "ADDR:PORT", RO(metrics), .set = set_metrics, .cmds = RUNS,
      .help = "serve Prometheus metrics at http://ADDR:PORT/metrics during the run (port 0 "
              "picks one, printed on stderr)"},
@@ -479,6 +520,7 @@ void run_opts_init(struct run_opts *ro)
         fprintf(stderr, "flood: %s\n", err.msg);
         abort();
     }
+    users_model_defaults(&ro->users);
     ro->inbound_args = json_array();
 }
 
@@ -487,6 +529,7 @@ void run_opts_free(struct run_opts *ro)
     json_decref(ro->inbound_args);
     opt_strs_free(ro->personas, ro->n_personas);
     opt_strs_free(ro->like_objects, ro->n_like);
+    opt_strs_free(ro->target_queue, ro->n_target_queue);
     free(ro->expect);
     json_decref(ro->preset_j);
     replay_free(&ro->replay);

@@ -13,6 +13,7 @@
 #include "flood/crowd/crowd.h"
 #include "flood/inbound/inbound.h"
 #include "flood/report/expect.h"
+#include "flood/report/users.h"
 #include "flood/send/replay.h"
 #include "flood/send/sched.h"
 #include "flood/send/sender.h"
@@ -54,6 +55,9 @@ struct run_opts {
     size_t n_personas;
     char **like_objects;
     size_t n_like;
+    struct users_model users; /* --users-model: the sent rate in active users */
+    char **target_queue;      /* --target-queue specs, as given */
+    size_t n_target_queue;
     json_t *inbound_args;
     const char *shard_s, *start_at_s; /* --shard K/N, --start-at T */
     uint64_t shard_k, shard_n;        /* shard_n 0: not sharded */

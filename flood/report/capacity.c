@@ -51,6 +51,62 @@ static double depth_at(const struct cap_sample *s, size_t n, double t)
     return best;
 }
 
+/* A gauge of the run's target_queue series: its reading nearest to second t (within 3 s),
+ * or -1 when none. */
+static double gauge_at(const json_t *series, const char *source, const char *gauge, double t)
+{
+    double best = -1, gap = 3.5;
+    size_t i;
+    const json_t *row;
+    json_array_foreach(series, i, row)
+    {
+        const json_t *v =
+            json_object_get(json_object_get(json_object_get(row, "target_queue"), source), gauge);
+        double dt = fabs(num(row, "t") - t);
+        if (json_is_number(v) && dt < gap) {
+            gap = dt;
+            best = json_number_value(v);
+        }
+    }
+    return best;
+}
+
+/* The growth of the inbound queues over [t0, t1] from the run's own --target-queue
+ * readings: the sum of every inbound gauge's growth a second, and the one that grew most
+ * into name. NAN when the run read no inbound gauge at both ends. */
+static double run_queue_growth(const json_t *run, double t0, double t1, char *name, size_t size)
+{
+    const json_t *sources = json_object_get(run, "target_queue"),
+                 *series = json_object_get(run, "series");
+    double sum = 0, most = -INFINITY;
+    int any = 0;
+    size_t i;
+    const json_t *src;
+    json_array_foreach(sources, i, src)
+    {
+        const char *label = json_string_value(json_object_get(src, "source"));
+        const char *gauge;
+        json_t *info;
+        json_object_foreach(json_object_get(src, "gauges"), gauge, info)
+        {
+            const char *role = json_string_value(json_object_get(info, "role"));
+            if (!label || !role || strcmp(role, "inbound"))
+                continue;
+            double d0 = gauge_at(series, label, gauge, t0), d1 = gauge_at(series, label, gauge, t1);
+            if (d0 < 0 || d1 < 0)
+                continue;
+            double g = (d1 - d0) / (t1 - t0 > 0 ? t1 - t0 : 1);
+            sum += g;
+            any = 1;
+            if (g > most) {
+                most = g;
+                snprintf(name, size, "%s %s", label, gauge);
+            }
+        }
+    }
+    return any ? sum : NAN;
+}
+
 int cap_judge(const json_t *run, const struct cap_limits *lim, const struct cap_sample *samples,
               size_t n_samples, struct cap_step *out, struct flood_err *err)
 {
@@ -96,10 +152,15 @@ int cap_judge(const json_t *run, const struct cap_limits *lim, const struct cap_
     double tail_s = end - tail_start > 0 ? end - tail_start : 1;
     out->sent_rate = sent / tail_s;
     out->offered_rate = offered / tail_s;
-    double t0 = iso_time(json_string_value(json_object_get(run, "started_at")));
-    double d0 = t0 >= 0 ? depth_at(samples, n_samples, t0 + tail_start) : -1;
-    double d1 = t0 >= 0 ? depth_at(samples, n_samples, t0 + end) : -1;
-    out->value[CAP_QUEUE] = d0 >= 0 && d1 >= 0 ? (d1 - d0) / tail_s : NAN;
+    out->queue[0] = '\0';
+    out->value[CAP_QUEUE] = run_queue_growth(run, tail_start, end, out->queue, sizeof(out->queue));
+    if (isnan(out->value[CAP_QUEUE])) {
+        out->queue[0] = '\0';
+        double t0 = iso_time(json_string_value(json_object_get(run, "started_at")));
+        double d0 = t0 >= 0 ? depth_at(samples, n_samples, t0 + tail_start) : -1;
+        double d1 = t0 >= 0 ? depth_at(samples, n_samples, t0 + end) : -1;
+        out->value[CAP_QUEUE] = d0 >= 0 && d1 >= 0 ? (d1 - d0) / tail_s : NAN;
+    }
 
     out->judged[CAP_LATENCY] = lim->latency_ms > 0;
     out->judged[CAP_ERRORS] = lim->errors > 0;
@@ -194,8 +255,10 @@ void cap_verdict(const struct cap_step *best, const struct cap_step *fail,
         char l[64];
         value_text(fail->broke, fail->value[fail->broke], v, sizeof(v));
         value_text(fail->broke, fail->limit[fail->broke], l, sizeof(l));
-        snprintf(buf + o, size - o, "; at %.4g/s %s %s breaks the %s limit", fail->rate,
-                 human[fail->broke], v, l);
+        int named = fail->broke == CAP_QUEUE && fail->queue[0];
+        snprintf(buf + o, size - o, "; at %.4g/s %s %s%s%s%s breaks the %s limit", fail->rate,
+                 human[fail->broke], v, named ? " (" : "", named ? fail->queue : "",
+                 named ? ")" : "", l);
     } else if (!fail && o < size)
         snprintf(buf + o, size - o, "; no rate tried broke a limit (raise --max-rate)");
 }
@@ -241,6 +304,7 @@ json_t *cap_json(const struct cap_step *steps, size_t n, const struct cap_limits
         json_object_set_new(o, "sent_per_s", json_real(s->sent_rate));
         json_object_set_new(o, "offered_per_s", json_real(s->offered_rate));
         json_object_set_new(o, "flood_limited", json_boolean(s->flood_limited));
+        json_object_set_new(o, "queue", s->queue[0] ? json_string(s->queue) : json_null());
         json_array_append_new(a, o);
     }
     json_object_set_new(root, "limits", l);
@@ -251,6 +315,10 @@ json_t *cap_json(const struct cap_step *steps, size_t n, const struct cap_limits
                         fail && fail->flood_limited ? json_string("generator")
                         : fail && fail->broke >= 0  ? json_string(cap_criterion_name(fail->broke))
                                                     : json_null());
+    json_object_set_new(root, "broke_queue",
+                        fail && fail->broke == CAP_QUEUE && fail->queue[0]
+                            ? json_string(fail->queue)
+                            : json_null());
     json_object_set_new(root, "verdict", json_string(verdict));
     return root;
 }

@@ -11,9 +11,11 @@
  *             (Accepts of the tail's Follows arrive then or in the wait after the
  *             schedule); a Follow never answered counts as over the limit
  *   queue     how fast the target's queue grew over the tail, items a second (its depth at
- *             the end of the schedule minus at the tail's start, over the tail's length;
- *             from --stats-url or --probe-cmd samples), against a share of the step's rate:
- *             a queue growing by 5% of what arrives is a target falling behind
+ *             the end of the schedule minus at the tail's start, over the tail's length),
+ *             against a share of the step's rate: a queue growing by 5% of what arrives is
+ *             a target falling behind. From the step's own --target-queue readings (the
+ *             series' target_queue: the sum of the inbound gauges, and the one that grew
+ *             most named), else from samples the caller took
  * A criterion whose limit is 0 (or, for the queue, that has no samples) is not judged. A
  * step where flood itself was the limit (flood_limited below) says nothing of the target:
  * the search stops there and the verdict says so. */
@@ -46,7 +48,10 @@ struct cap_sample {
 struct cap_step {
     double rate;
     char dir[CAP_DIR_MAX]; /* the step's run folder, relative to the capacity folder */
-    int ran;               /* its run.json was read */
+    /* the queue criterion from the run's own --target-queue readings: the inbound gauge that
+     * grew most over the tail ("bullmq inbox.waiting"), "" when judged from samples */
+    char queue[96];
+    int ran; /* its run.json was read */
     int pass;
     int broke; /* the first criterion that broke (enum cap_criterion), -1 none */
     double value[CAP__COUNT];

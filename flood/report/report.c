@@ -10,6 +10,7 @@
 #include "flood/report/report_retry.h"
 #include "flood/report/report_fetches.h"
 #include "flood/report/report_mix.h"
+#include "flood/report/report_tqueue.h"
 #include "flood/report/report_preset.h"
 #include "flood/report/report_plot.h"
 #include "flood/report/report_run.h"
@@ -701,6 +702,7 @@ static void report_body(FILE *f, const void *arg)
     report_fetches_section(f, r);
     report_retry_section(f, r->root);
     report_egress_section(f, r);
+    report_tqueue_section(f, r);
     faults_section(f, r->root);
     fputs("<h2 id=\"config\">Configuration</h2>\n<table class=\"config\">\n", f);
     config_rows(f, json_object_get(r->root, "config"), "");

@@ -407,9 +407,21 @@ json_t *results_json(const struct stats *st, const struct results_info *ri)
         json_t *e = results_series_row(x, i, st->probes != NULL,
                                        st->inbound_count != NULL || ri->series_added,
                                        st->fetch_count != NULL || ri->fetches);
+        if (ri->tqueue) {
+            json_t *q = tq_sampler_second(ri->tqueue, (int64_t)i);
+            put(e, "target_queue", q ? q : json_null());
+        }
         json_array_append_new(series, e);
     }
     put(root, "series", series);
+    if (ri->tqueue)
+        put(root, "target_queue", tq_sampler_json(ri->tqueue));
+    if (ri->users) {
+        struct stats_counts all;
+        stats_totals(st, &all);
+        put(root, "users",
+            users_json(ri->users, ri->duration_s > 0 ? (double)all.sent / ri->duration_s : 0));
+    }
     json_t *exact = results_exact_json(st);
     if (ri->fetches)
         put(exact, "fetches", results_fetches_exact(ri->fetches));
@@ -475,6 +487,9 @@ static void summary_preset(FILE *f, const json_t *preset)
     fprintf(f, "\n\n");
 }
 
+static void tqueue_line(FILE *f, struct tq_sampler *sm, int md);
+static void users_line(FILE *f, const struct stats *st, const struct results_info *ri, int md);
+
 static int write_summary(const char *dir, const struct stats *st, const struct results_info *ri,
                          const json_t *run, struct flood_err *err)
 {
@@ -529,7 +544,57 @@ static int write_summary(const char *dir, const struct stats *st, const struct r
         egress_line(f, ej);
         json_decref(ej);
     }
+    tqueue_line(f, ri->tqueue, 1);
+    users_line(f, st, ri, 1);
     return fs_tmp_commit(&tmp, FS_REPLACE, 0, err);
+}
+
+/* The target's queue in one line: each source's inbound gauges (last and largest), and
+ * its missing readings with the first reason. Nothing without --target-queue. */
+/* The sent rate as the active users whose inbound federation it is. */
+static void users_line(FILE *f, const struct stats *st, const struct results_info *ri, int md)
+{
+    if (!ri->users || ri->duration_s <= 0)
+        return;
+    struct stats_counts t;
+    stats_totals(st, &t);
+    double rate = (double)t.sent / ri->duration_s;
+    char phrase[512];
+    users_phrase(ri->users, rate, phrase, sizeof(phrase));
+    fprintf(f, "%s %.4g/s%s\n", md ? "\n**in users:**" : "in users:", rate, phrase);
+}
+
+static void tqueue_line(FILE *f, struct tq_sampler *sm, int md)
+{
+    if (!sm)
+        return;
+    json_t *a = tq_sampler_json(sm);
+    fprintf(f, "%s", md ? "\n**target queue:**" : "target queue:");
+    size_t i;
+    json_t *src;
+    json_array_foreach(a, i, src)
+    {
+        fprintf(f, "%s %s", i ? ";" : "", json_string_value(json_object_get(src, "source")));
+        const char *name;
+        json_t *g;
+        int shown = 0;
+        json_object_foreach(json_object_get(src, "gauges"), name, g)
+        {
+            const char *role = json_string_value(json_object_get(g, "role"));
+            if (!role || (strcmp(role, "inbound") && strcmp(role, "retry") && strcmp(role, "dead")))
+                continue;
+            fprintf(f, "%s %s last %g max %g", shown++ ? "," : "", name,
+                    json_number_value(json_object_get(g, "last")),
+                    json_number_value(json_object_get(g, "max")));
+        }
+        json_int_t missing = json_integer_value(json_object_get(src, "missing"));
+        if (missing)
+            fprintf(f, " (%lld of %lld readings missing: %s)", (long long)missing,
+                    (long long)json_integer_value(json_object_get(src, "readings")),
+                    json_string_value(json_object_get(src, "first_failure")));
+    }
+    fprintf(f, "\n");
+    json_decref(a);
 }
 
 /* run.json's "preset" first: the preset and the values of the figures it watches, printed
@@ -689,6 +754,8 @@ void results_print_table(FILE *f, const struct stats *st, const struct results_i
         json_decref(ej);
     }
     results_mix_lines(f, ri->mix);
+    tqueue_line(f, ri->tqueue, 0);
+    users_line(f, st, ri, 0);
     json_t *w = warnings_json(st, ri);
     size_t i;
     json_t *v;

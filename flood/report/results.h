@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "flood/report/expect.h"
+#include "flood/report/users.h"
 #include "sign/err.h"
 #include "flood/measure/egress.h"
 #include "flood/measure/fetches.h"
@@ -19,6 +20,7 @@
 #include "flood/send/sender.h"
 #include "flood/send/steer.h"
 #include "flood/measure/stats.h"
+#include "flood/measure/tqueue.h"
 
 struct server_stats; /* flood/crowd/server.h */
 struct dns_stats;    /* flood/crowd/dns.h */
@@ -54,6 +56,11 @@ struct results_info {
      * answers cut), run.json's "crowd" */
     const struct server_stats *crowd;
     const struct dns_stats *dns; /* borrowed, may be NULL: --dns's counts, run.json's "dns" */
+    /* borrowed, may be NULL: the target's own queue, read each second (--target-queue):
+     * the series' "target_queue" and run.json's "target_queue" */
+    struct tq_sampler *tqueue;
+    /* borrowed, may be NULL: the run's sent rate in active users (run.json's "users") */
+    const struct users_model *users;
 };
 
 /* One second of run.json's "series" (a new reference): second i's row x; with_probes adds

@@ -4,9 +4,11 @@
 # (a dialect the target refuses) with a stated reason, and the exit code is 0; against the
 # same target started with --lax (verification off) the five refusal steps fail, because
 # the target processes what it should have refused, and the exit code is 1. Without a
-# token the same 2xx answers are "deferred", not failures. A scenario with a syntax error
-# is refused with its file name and line number (exit 2). A target that answers 202 to
-# everything and drops it gets "deferred" for the refusal steps, even with a token.
+# token a refusal step sends a bad Follow beside a signed twin: the lax target's Accept of
+# the bad one fails it, and a target that answers 202 and verifies later (--verify-later,
+# as Misskey does) passes it, the twin's Accept proving it was processing. A scenario with a
+# syntax error is refused with its file name and line number (exit 2). A target that answers
+# 202 to everything and drops it gets "deferred" for the refusal steps, with a token or not.
 set -u
 cd "$(dirname "$0")/../.."
 . tests/tools/target_lib.sh
@@ -49,17 +51,18 @@ wait_target() { # NAME: prints the port
     done
     return 1
 }
-fs=$(pick_port) && fl=$(pick_port) || { bad "free ports"; exit 1; }
+fs=$(pick_port) && fl=$(pick_port) && fv=$(pick_port) || { bad "free ports"; exit 1; }
 start_target strict "$fs"
 start_target lax "$fl" --lax
-ts=$(wait_target strict) && tl=$(wait_target lax)
-if [ -z "${ts:-}" ] || [ -z "${tl:-}" ]; then
+start_target later "$fv" --verify-later
+ts=$(wait_target strict) && tl=$(wait_target lax) && tv=$(wait_target later)
+if [ -z "${ts:-}" ] || [ -z "${tl:-}" ] || [ -z "${tv:-}" ]; then
     bad "the targets start"
     tail -5 "$dir"/*.err
     exit 1
 fi
-ok "targets on $ts (strict) and $tl (--lax)"
-for t in "$ts" "$tl"; do
+ok "targets on $ts (strict), $tl (--lax) and $tv (--verify-later)"
+for t in "$ts" "$tl" "$tv"; do
     curl -s -X POST "http://127.0.0.1:$t/admin/accounts" -H 'Content-Type: application/json' \
         -d '{"username":"alice"}' | jq -r .token >"$dir/token.$t"
 done
@@ -128,13 +131,27 @@ done
 nf=$(jq '[.steps[] | select(.result == "fail")] | length' "$dir/lax.json")
 check '[ "$nf" -eq 5 ]' "lax target: only those five fail ($nf)"
 
-# --- without a token a 2xx cannot be judged: deferred, not failed; and the table form ---
+# --- without a token a Follow and its signed twin decide: the lax target accepts the bad
+# Follow too, so each step fails; and the table form ---
 run_check "$fl" "$tl" "$dir/lax.txt" --scenario fixtures/scenarios/refusals.flood
 rc=$?
-check '[ $rc -eq 0 ]' "lax target, no token: exit 0 (got $rc)"
-check '[ "$(grep -c " deferred " "$dir/lax.txt")" -eq 5 ]' "the five refusal steps are deferred"
-check 'grep -q "^5 steps: 0 pass, 0 fail, 0 skip, 5 deferred, 0 unsupported$" "$dir/lax.txt"' \
+check '[ $rc -eq 1 ]' "lax target, no token: exit 1 (got $rc)"
+check '[ "$(grep -c " fail " "$dir/lax.txt")" -eq 5 ]' "the five refusal steps fail"
+check 'grep -q "^5 steps: 0 pass, 5 fail, 0 skip, 0 deferred, 0 unsupported$" "$dir/lax.txt"' \
     "the table's summary line"
+run_check "$fl" "$tl" "$dir/lax-twin.json" --scenario fixtures/scenarios/refusals.flood --json
+check 'jq -e "[.steps[] | select(.result == \"fail\" and .decided_by == \"follow-twin\" and (.got | test(\"sent an Accept\")))] | length == 5" \
+    "$dir/lax-twin.json" >/dev/null' "each decided by a Follow twin: the target sent an Accept for the bad Follow"
+
+# --- a target that answers 202 and verifies later, no token: the twins pass each step ---
+run_check "$fv" "$tv" "$dir/later.json" --scenario fixtures/scenarios/refusals.flood --json
+rc=$?
+check '[ $rc -eq 0 ]' "verify-later target, no token: exit 0 (got $rc)"
+check 'jq -e "[.steps[] | select(.result == \"pass\" and .decided_by == \"follow-twin\" and (.detail | test(\"answered 202.*no Accept, while its signed twin was accepted\")))] | length == 5" \
+    "$dir/later.json" >/dev/null' "its five refusal steps pass, decided by their Follow twins" ||
+    jq -c '.steps[] | [.result, .decided_by, .detail, .got]' "$dir/later.json" | sed 's/^/#   /'
+check 'jq -e "[.steps[] | select(.decided_by == \"answer\")] | length == 0" "$dir/later.json" >/dev/null' \
+    "none decided by the answer (every one was 202)"
 # --- a target that answers 202 to everything and drops it (as Mastodon's inbox answers
 # before Sidekiq verifies): with a token the refusal steps are deferred, not failed ---
 cat >"$dir/dropper.mjs" <<'JS'
@@ -177,6 +194,16 @@ rc=$?
 check '[ $rc -eq 0 ]' "202-and-drop target with a token: exit 0 (got $rc)"
 check 'jq -e "[.steps[] | select(.result == \"deferred\" and (.detail | test(\"no mention\")))] | length == 5" \
     "$dir/drop.json" >/dev/null' "its five refusal steps are deferred: no mention seen"
+# without a token: the twin gets no Accept either, so nothing decides (one step: each waits
+# 10 s for the twin)
+printf 'send unsigned expect refused\n' >"$dir/one-refusal.flood"
+timeout 60 "$FLOOD" check --listen 127.0.0.1:0 --state "$dir/state" \
+    --persona "http://drop.test:$dp/users/bob" --resolve "drop.test:$dp:127.0.0.1" \
+    --scenario "$dir/one-refusal.flood" --json >"$dir/drop-twin.json" 2>"$dir/drop-twin.err"
+rc=$?
+check '[ $rc -eq 0 ]' "202-and-drop target without a token: exit 0 (got $rc)"
+check 'jq -e "[.steps[] | select(.result == \"deferred\" and .decided_by == \"follow-twin\" and (.detail | test(\"twin got no Accept\")))] | length == 1" \
+    "$dir/drop-twin.json" >/dev/null' "its refusal step is deferred: the twin got no Accept either"
 
 [ "$fail" -eq 0 ] || { echo "# strict run:"; sed 's/^/#   /' "$dir/strict.json.err" | tail -5; }
 echo "$((n - fail)) passed, $fail failed"

@@ -13,6 +13,7 @@ import { countOutgoing, installRoutes } from "./lib/net.mjs";
 import { makeProcessor } from "./lib/process.mjs";
 import { POLICIES, makeRetry } from "./lib/retry.mjs";
 import { WorkQueue } from "./lib/queue.mjs";
+import { RedisWorkQueue } from "./lib/redisqueue.mjs";
 import { TokenBuckets, originOf } from "./lib/ratelimit.mjs";
 import { PoolStats, Stats } from "./lib/stats.mjs";
 import { Store } from "./lib/store.mjs";
@@ -56,6 +57,12 @@ const USAGE = `usage: node server.mjs [options]
                              status, Retry-After, error)
   --ignore-repeat-follow     a Follow from an actor that already follows gets no Accept
                              (as Hackers' Pub; Mastodon, Misskey, GoToSocial, Pleroma accept again)
+  --inbox-queue redis://HOST:PORT[/DB][?prefix=P]
+                             the inbox queue in Redis through BullMQ, keyed as Misskey keys
+                             its inbox queue (P:queue:inbox, default P flood-target)
+  --verify-later             answer every inbox POST 202 at once and verify its signature
+                             afterwards, as Misskey queues the raw request and verifies in
+                             its inbox job (a refused one is dropped without a word)
   --help                     this text
 `;
 
@@ -95,6 +102,8 @@ function parseArgs(argv) {
         retryAfterMaxS: 10,
         deliveryLog: null,
         ignoreRepeatFollow: false,
+        inboxQueue: null,
+        verifyLater: false,
     };
     const need = (i, name) => {
         if (i + 1 >= argv.length) fail(`${name} needs a value`);
@@ -214,6 +223,12 @@ function parseArgs(argv) {
             case "--delivery-log":
                 o.deliveryLog = need(i++, a);
                 break;
+            case "--verify-later":
+                o.verifyLater = true;
+                break;
+            case "--inbox-queue":
+                o.inboxQueue = redisUrl(need(i++, a), a);
+                break;
             default:
                 fail(`unknown option '${a}'`);
         }
@@ -233,6 +248,13 @@ function parseArgs(argv) {
             fail(`--public-url: want http(s)://HOST[:PORT] '${o.publicUrl}'`);
     }
     return o;
+}
+
+/* redis://HOST:PORT[/DB][?prefix=P] into {host, port, db, prefix}. */
+function redisUrl(s, name) {
+    const m = /^redis:\/\/([^:/?]+):(\d+)(?:\/(\d+))?(?:\?prefix=([^&]+))?$/.exec(s);
+    if (!m || Number(m[2]) > 65535) fail(`${name}: want redis://HOST:PORT[/DB][?prefix=P] '${s}'`);
+    return { host: m[1], port: Number(m[2]), db: Number(m[3] ?? 0), prefix: m[4] ?? "flood-target" };
 }
 
 function hostPort(s, name) {
@@ -361,13 +383,10 @@ async function main() {
 
     let processor = null;
     let followups = null;
-    const queue = new WorkQueue({
-        workers: o.workers,
-        handler: (item) => processor(item),
-        stats,
-        log,
-        workMs: o.workMs,
-    });
+    const queueOpts = { workers: o.workers, handler: (item) => processor(item), stats, log, workMs: o.workMs };
+    const queue = o.inboxQueue
+        ? new RedisWorkQueue({ ...queueOpts, redis: o.inboxQueue, prefix: o.inboxQueue.prefix })
+        : new WorkQueue(queueOpts);
     const { federation, context, kv } = buildFederation({
         store,
         queue,
@@ -690,6 +709,16 @@ async function main() {
                 if (body === null) return send(res, 413, { error: "body too large" });
                 const r = await api(req.method, url, req.headers, body);
                 return send(res, r.status, r.body);
+            }
+            if (isInbox && o.verifyLater && body !== null) {
+                /* Misskey's inbox answers 202 once the request parses, and verifies the
+                 * signature in the queued job (packages/backend/src/server/
+                 * ActivityPubServerService.ts inbox(), queue/processors/
+                 * InboxProcessorService.ts): a bad one is dropped, never answered. */
+                send(res, 202, "Accepted.");
+                const dropped = { headersSent: true, writeHead() {}, end() {}, setHeader() {} };
+                inbox(req, dropped, url, body).catch((err) => log(`inbox (later): ${err?.message ?? err}`));
+                return;
             }
             if (isInbox) {
                 const response = await inbox(req, res, url, body);
