@@ -287,6 +287,24 @@ json_t *results_steering_json(struct steer *steer)
     return a;
 }
 
+/* run.json's "series": every second's row, with the target's queue read that second. */
+static json_t *series_json(const struct stats *st, const struct results_info *ri)
+{
+    json_t *series = json_array();
+    for (size_t i = 0; i < st->n_series; i++) {
+        const struct stats_sec *x = &st->series[i];
+        json_t *e = results_series_row(x, i, st->probes != NULL,
+                                       st->inbound_count != NULL || ri->series_added,
+                                       st->fetch_count != NULL || ri->fetches);
+        if (ri->tqueue) {
+            json_t *q = tq_sampler_second(ri->tqueue, (int64_t)i);
+            put(e, "target_queue", q ? q : json_null());
+        }
+        json_array_append_new(series, e);
+    }
+    return series;
+}
+
 json_t *results_json(const struct stats *st, const struct results_info *ri)
 {
     json_t *root = json_object();
@@ -401,19 +419,7 @@ json_t *results_json(const struct stats *st, const struct results_info *ri)
     put(c, "line", json_string(line));
     put(root, "conservation", c);
 
-    json_t *series = json_array();
-    for (size_t i = 0; i < st->n_series; i++) {
-        const struct stats_sec *x = &st->series[i];
-        json_t *e = results_series_row(x, i, st->probes != NULL,
-                                       st->inbound_count != NULL || ri->series_added,
-                                       st->fetch_count != NULL || ri->fetches);
-        if (ri->tqueue) {
-            json_t *q = tq_sampler_second(ri->tqueue, (int64_t)i);
-            put(e, "target_queue", q ? q : json_null());
-        }
-        json_array_append_new(series, e);
-    }
-    put(root, "series", series);
+    put(root, "series", series_json(st, ri));
     if (ri->tqueue)
         put(root, "target_queue", tq_sampler_json(ri->tqueue));
     if (ri->users) {
