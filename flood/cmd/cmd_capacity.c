@@ -327,8 +327,7 @@ static void print_step(const struct cap_step *s, int index)
 
 /* ---- options ------------------------------------------------------------------------------ */
 
-static int set_users_model(void *base, const struct opt *row, const char *arg,
-                           struct flood_err *e)
+static int set_users_model(void *base, const struct opt *row, const char *arg, struct flood_err *e)
 {
     (void)row;
     return users_model_parse(&((struct cap_opts *)base)->users, arg, e);

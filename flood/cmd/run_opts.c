@@ -53,8 +53,7 @@ static int check_target_queue(void *base, const struct opt *row, const char *arg
     return src ? 0 : -1;
 }
 
-static int set_users_model(void *base, const struct opt *row, const char *arg,
-                           struct flood_err *e)
+static int set_users_model(void *base, const struct opt *row, const char *arg, struct flood_err *e)
 {
     (void)row;
     return users_model_parse(&((struct run_opts *)base)->users, arg, e);

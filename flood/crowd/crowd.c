@@ -42,8 +42,7 @@ static json_t *rec_scheme(const void *base, const struct opt *row)
 }
 
 /* --dns: a numeric listening address, checked when given. */
-static int check_listen(void *base, const struct opt *row, const char *arg,
-                        struct flood_err *err)
+static int check_listen(void *base, const struct opt *row, const char *arg, struct flood_err *err)
 {
     (void)base;
     if (addr_parse_listen(arg, NULL, NULL, err) == 0)

@@ -37,7 +37,7 @@ struct crowd_opts {
     int quiet;                   /* no progress lines on stderr */
     const char *dns;             /* --dns ADDR:PORT: the crowd's name server (dns.h), or NULL */
     uint32_t dns_src_base, dns_src_count; /* run's --source-ips: instance i's own address */
-    const char *proxy;           /* --proxy ADDR:PORT: the egress proxy (crowd/proxy.h), or NULL */
+    const char *proxy; /* --proxy ADDR:PORT: the egress proxy (crowd/proxy.h), or NULL */
 };
 
 /* key_pool when --key-pool is not given: the layout the state folder was made with, kept in

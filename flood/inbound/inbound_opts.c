@@ -126,8 +126,7 @@ int inbound_opts_add_resolve(struct inbound_opts *o, const char *arg, struct flo
     return 0;
 }
 
-static int set_population(void *base, const struct opt *row, const char *arg,
-                          struct flood_err *err)
+static int set_population(void *base, const struct opt *row, const char *arg, struct flood_err *err)
 {
     (void)row;
     struct inbound_opts *o = base;

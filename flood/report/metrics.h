@@ -63,7 +63,7 @@ struct metrics_snapshot {
     uint64_t fetches[FETCH__COUNT], fetch_bytes[FETCH__COUNT], fetch_repeats[FETCH__COUNT];
     int have_dns;                  /* --dns: the name server's counts */
     uint64_t dns[2][DNS__RESULTS]; /* [udp 0, tcp 1][result]: see dns_stats */
-    json_t *egress; /* owned (decref'd after the scrape): egress_json(), or NULL */
+    json_t *egress;                /* owned (decref'd after the scrape): egress_json(), or NULL */
     int have_steal; /* the host's steal of the CPUs flood may run on (set by the daemon) */
     double steal_s;
     int steal_cpus;
