@@ -22,6 +22,7 @@
 
 #include "flood/cmd/cmd.h"
 #include "flood/cmd/run_opts.h"
+#include "flood/core/clock.h"
 #include "flood/core/fsutil.h"
 #include "flood/report/capacity.h"
 #include "flood/report/report.h"
@@ -60,13 +61,6 @@ struct sampler {
     int stop;
     pthread_t thread;
 };
-
-static double now_wall(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static size_t collect(char *p, size_t size, size_t n, void *ctx)
 {
@@ -138,7 +132,7 @@ static void *sampler_main(void *arg)
                 sm->cap = sm->cap ? sm->cap * 2 : 64;
                 sm->s = flood_xrealloc(sm->s, sm->cap * sizeof(*sm->s));
             }
-            sm->s[sm->n++] = (struct cap_sample){.t = now_wall(), .depth = d};
+            sm->s[sm->n++] = (struct cap_sample){.t = clock_wall_s(), .depth = d};
             pthread_mutex_unlock(&sm->lock);
         }
         struct timespec ts = {.tv_sec = 0, .tv_nsec = 500000000};
@@ -154,10 +148,10 @@ static double drain(const struct cap_opts *o, double rate)
     if (!o->stats_url && !o->probe_cmd)
         return 0;
     double below = o->drain_below >= 0 ? o->drain_below : fmax(1, rate * 0.02);
-    double t0 = now_wall(), d;
-    while (!cap_stop && now_wall() - t0 < o->cooldown_s) {
+    double t0 = clock_wall_s(), d;
+    while (!cap_stop && clock_wall_s() - t0 < o->cooldown_s) {
         if (queue_depth(o, &d) == 0 && d <= below)
-            return now_wall() - t0;
+            return clock_wall_s() - t0;
         struct timespec ts = {.tv_sec = 0, .tv_nsec = 500000000};
         nanosleep(&ts, NULL);
     }

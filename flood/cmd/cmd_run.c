@@ -22,6 +22,7 @@
 #include "flood/cmd/presets.h"
 #include "flood/cmd/run_opts.h"
 #include "flood/cmd/run_shard.h"
+#include "flood/core/clock.h"
 #include "flood/core/steal.h"
 #include "flood/crowd/crowd.h"
 #include "flood/dash/dash.h"
@@ -222,13 +223,6 @@ static void personas_free(struct persona *p, size_t n)
         persona_free(&p[i]);
     free(p);
 }
-static int64_t clock_ns(clockid_t id)
-{
-    struct timespec ts;
-    clock_gettime(id, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* One run: its options and everything it starts, freed by run_free in reverse. */
 struct run {
     struct run_opts ro;
@@ -479,7 +473,7 @@ static void run_accept_wait(struct run *r)
         nanosleep(&ts, NULL);
         /* the event loop is done, so the stats are this thread's now */
         graced = 1;
-        stats_tick(r->st, clock_ns(CLOCK_MONOTONIC) - r->start_mono, 0);
+        stats_tick(r->st, clock_mono_ns() - r->start_mono, 0);
         dash_push(r->dash, r->st);
     }
     if (graced) /* close the last grace second too */
@@ -491,7 +485,7 @@ static int run_send(struct run *r, struct flood_err *err)
 {
     if (r->ro.start_at) { /* --start-at: wait for the common start, less the signers' head start */
         int64_t wake = r->ro.start_at * 1000000000 - START_DELAY_NS;
-        if (!r->ro.quiet && wake > clock_ns(CLOCK_REALTIME))
+        if (!r->ro.quiet && wake > clock_wall_ns())
             fprintf(stderr, "flood: run: shard %" PRIu64 "/%" PRIu64 " waits for %s\n",
                     r->ro.shard_k, r->ro.shard_n ? r->ro.shard_n : 1, r->ro.start_at_s);
         struct timespec ts = {.tv_sec = (time_t)(wake / 1000000000),
@@ -499,7 +493,7 @@ static int run_send(struct run *r, struct flood_err *err)
         while (clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &ts, NULL) == EINTR)
             ;
     }
-    int64_t wall_now = clock_ns(CLOCK_REALTIME), mono_now = clock_ns(CLOCK_MONOTONIC);
+    int64_t wall_now = clock_wall_ns(), mono_now = clock_mono_ns();
     r->start_wall = r->ro.start_at ? r->ro.start_at * 1000000000 : wall_now + START_DELAY_NS;
     r->start_mono = mono_now + (r->start_wall - wall_now);
     results_iso8601((time_t)(r->start_wall / 1000000000), r->started_at, sizeof(r->started_at));

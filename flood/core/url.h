@@ -10,7 +10,7 @@
  *
  * The room flood/core/: what every other room of the daemon may use and that knows nothing
  * of the crowd or the run: URLs (url.c), listening addresses (addr.c), the blocking signed
- * GET (http.c). It calls sign/ and the libraries only. */
+ * GET (http.c), the clocks (clock.c). It calls sign/ and the libraries only. */
 #ifndef FLOOD_URL_H
 #define FLOOD_URL_H
 

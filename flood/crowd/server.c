@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "flood/core/addr.h"
+#include "flood/core/clock.h"
 #include "sign/sign.h"
 #include "webfinger/page.h"
 #include "webfinger/png.h"
@@ -66,7 +67,7 @@ struct request {
     struct server_fault fault;
     int resumed; /* came back from a delay */
     /* for the served hook: a GET or HEAD of a crowd host, and what was answered */
-    struct timespec t0;      /* the request's first call */
+    uint64_t t0_us;          /* the request's first call, CLOCK_MONOTONIC */
     int fetch;               /* GET/HEAD routed to a crowd host (or its unknown path) */
     int head;                /* HEAD: no body goes out */
     int status;              /* the status queued, 0 before */
@@ -136,13 +137,6 @@ static void cork(struct request *rq, struct MHD_Connection *conn)
     gnutls_record_cork(rq->corked);
 }
 
-static long ms_since(const struct timespec *t0)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (long)(t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
-}
-
 /* At completion the corked answer goes out. Should the socket be full after all, a completed
  * answer waits for room up to SERVER_FLUSH_MS; one that still cannot leave ends its
  * connection (counted: unflushed) rather than sit in GnuTLS with no write to come. 0 when
@@ -159,10 +153,9 @@ static int uncork(struct server *s, struct request *rq, struct MHD_Connection *c
         MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
     if (!fd)
         return 0;
-    struct timespec t0;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int64_t t0 = clock_mono_ms();
     while ((rc == GNUTLS_E_AGAIN || rc == GNUTLS_E_INTERRUPTED) &&
-           ms_since(&t0) < SERVER_FLUSH_MS) {
+           clock_mono_ms() - t0 < SERVER_FLUSH_MS) {
         /* POLLOUT waits for half the send buffer free: a record may fit sooner */
         struct pollfd p = {.fd = fd->connect_fd, .events = POLLOUT};
         poll(&p, 1, 10);
@@ -285,8 +278,7 @@ static void *timer_main(void *arg)
     struct server *s = arg;
     pthread_mutex_lock(&s->lock);
     while (!s->stopping) {
-        struct timespec now;
-        clock_gettime(CLOCK_MONOTONIC, &now);
+        struct timespec now = clock_mono_after(0);
         struct suspended **pp = &s->pending, *next_due = NULL;
         while (*pp) {
             struct suspended *p = *pp;
@@ -335,13 +327,7 @@ static int suspend_for(struct server *s, struct MHD_Connection *conn, struct req
     p->conn = conn;
     p->req = rq;
     p->hang = hang;
-    clock_gettime(CLOCK_MONOTONIC, &p->due);
-    p->due.tv_sec += delay_ms / 1000;
-    p->due.tv_nsec += (delay_ms % 1000) * 1000000L;
-    if (p->due.tv_nsec >= 1000000000L) {
-        p->due.tv_sec++;
-        p->due.tv_nsec -= 1000000000L;
-    }
+    p->due = clock_mono_after(delay_ms);
     pthread_mutex_lock(&s->lock);
     if (s->stopping) {
         pthread_mutex_unlock(&s->lock);
@@ -507,7 +493,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     struct request *rq = *con_cls;
     if (!rq) {
         rq = flood_xcalloc(1, sizeof(*rq));
-        clock_gettime(CLOCK_MONOTONIC, &rq->t0);
+        rq->t0_us = clock_mono_us();
         *con_cls = rq;
         atomic_fetch_add(&s->requests, 1);
         return MHD_YES;
@@ -606,10 +592,7 @@ static void report_served(struct server *s, struct request *rq, enum MHD_Request
 {
     if (!s->hooks.served || !rq->fetch || !rq->status)
         return;
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    int64_t us =
-        (int64_t)(now.tv_sec - rq->t0.tv_sec) * 1000000 + (now.tv_nsec - rq->t0.tv_nsec) / 1000;
+    int64_t us = (int64_t)(clock_mono_us() - rq->t0_us);
     uint64_t bytes = rq->bytes;
     if (rq->head)
         bytes = 0;

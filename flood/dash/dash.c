@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "flood/core/clock.h"
 #include "flood/report/results.h"
 
 #define BODY_MAX   4096 /* an API body */
@@ -91,9 +92,7 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *out, size_t max)
         pthread_mutex_lock(&d->lock);
         char *ev;
         while (!(ev = next_event(s)) && !d->stopping && !(s->end_sent && d->finished)) {
-            struct timespec ts;
-            clock_gettime(CLOCK_MONOTONIC, &ts);
-            ts.tv_sec += 1;
+            struct timespec ts = clock_mono_after(1000);
             pthread_cond_timedwait(&d->cond, &d->lock, &ts);
             if (time(NULL) - s->last_write >= 15)
                 break; /* a comment keeps proxies and the browser's stream alive */
@@ -305,10 +304,8 @@ struct dash *dash_start(const struct dash_opts *o, struct flood_err *err)
     struct dash *d = flood_xcalloc(1, sizeof(*d));
     d->token = o->token && o->token[0] ? flood_xstrdup(o->token) : NULL;
     d->title = flood_xstrdup(o->title ? o->title : "flood");
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
     snprintf(d->instance, sizeof(d->instance), "%lx-%llx", (unsigned long)getpid(),
-             (unsigned long long)now.tv_sec * 1000000000ULL + (unsigned long long)now.tv_nsec);
+             (unsigned long long)clock_wall_ns());
     d->steer = o->steer;
     d->own_log = o->steer ? NULL : steer_new();
     d->log = o->steer ? o->steer : d->own_log;

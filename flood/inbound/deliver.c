@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "flood/core/clock.h"
 #include "flood/core/url.h"
 #include "sign/sign.h"
 
@@ -39,13 +40,6 @@ struct deliver {
     uint64_t deadline_us;
     struct deliver_stats st;
 };
-
-static uint64_t now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
 
 long deliver_retry_delay_ms(int tries, long status, const char *retry_after, time_t now)
 {
@@ -193,7 +187,7 @@ static int start(struct deliver *d, struct job *j)
 /* Move due jobs into the multi handle; the wait until the next due one, in ms. */
 static long start_due(struct deliver *d)
 {
-    uint64_t now = now_us();
+    uint64_t now = clock_mono_us();
     long wait = 1000;
     pthread_mutex_lock(&d->lock);
     struct job **p = &d->waiting;
@@ -245,9 +239,10 @@ static void finish(struct deliver *d, CURL *h, CURLcode rc)
     if (status >= 200 && status < 300) {
         d->st.ok++;
         job_free(j);
-    } else if (delay >= 0 && !(d->stopping && now_us() + (uint64_t)delay * 1000 > d->deadline_us)) {
+    } else if (delay >= 0 &&
+               !(d->stopping && clock_mono_us() + (uint64_t)delay * 1000 > d->deadline_us)) {
         d->st.retried++;
-        j->due_us = now_us() + (uint64_t)delay * 1000;
+        j->due_us = clock_mono_us() + (uint64_t)delay * 1000;
         j->next = d->waiting;
         d->waiting = j;
         d->n_waiting++;
@@ -263,7 +258,8 @@ static void *run(void *arg)
     struct deliver *d = arg;
     for (;;) {
         pthread_mutex_lock(&d->lock);
-        int done = d->stopping && ((!d->waiting && !d->n_running) || now_us() >= d->deadline_us);
+        int done =
+            d->stopping && ((!d->waiting && !d->n_running) || clock_mono_us() >= d->deadline_us);
         pthread_mutex_unlock(&d->lock);
         if (done)
             break;
@@ -344,7 +340,7 @@ void deliver_free(struct deliver *d, long grace_ms)
         return;
     pthread_mutex_lock(&d->lock);
     d->stopping = 1;
-    d->deadline_us = now_us() + (uint64_t)(grace_ms > 0 ? grace_ms : 0) * 1000;
+    d->deadline_us = clock_mono_us() + (uint64_t)(grace_ms > 0 ? grace_ms : 0) * 1000;
     pthread_mutex_unlock(&d->lock);
     curl_multi_wakeup(d->multi);
     pthread_join(d->thread, NULL);

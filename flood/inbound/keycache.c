@@ -12,6 +12,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "flood/core/clock.h"
 #include "flood/core/url.h"
 
 /* ---- a bounded string map, oldest entry evicted first ---------------------------------- */
@@ -262,13 +263,6 @@ struct keycache {
     struct keycache_stats stats;
 };
 
-static uint64_t mono_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
 void keycache_key_release(struct keycache_key *k)
 {
     if (!k || atomic_fetch_sub(&k->refs, 1) != 1)
@@ -482,7 +476,7 @@ static struct keycache_key *new_key(struct sign_key *key, const char *key_id, co
     k->key_id = flood_xstrdup(key_id);
     k->owner = flood_xstrdup(owner);
     k->local = local;
-    k->fetched_mono_us = local ? 0 : mono_us();
+    k->fetched_mono_us = local ? 0 : clock_mono_us();
     atomic_init(&k->refs, 1);
     return k;
 }
@@ -537,7 +531,7 @@ int keycache_get(struct keycache *kc, const char *key_id, int instance, int refr
     pthread_mutex_lock(&kc->lock);
     struct keycache_key *k = smap_get(&kc->keys, key_id);
     if (k && (!refresh || k->local ||
-              mono_us() - k->fetched_mono_us < KEYCACHE_REFRESH_MIN_S * 1000000ULL)) {
+              clock_mono_us() - k->fetched_mono_us < KEYCACHE_REFRESH_MIN_S * 1000000ULL)) {
         atomic_fetch_add(&k->refs, 1);
         kc->stats.cached++;
         pthread_mutex_unlock(&kc->lock);

@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "flood/core/clock.h"
 #include "webfinger/sput.h"
 
 /* The deadline sweep's period. A per-request timer would put every request into
@@ -65,20 +66,11 @@ const char *hc_outcome_name(enum hc_outcome o)
     return "?";
 }
 
-static int64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* CLOCK_MONOTONIC ns of a CLOCK_REALTIME receive time: now less its age. */
 static int64_t mono_of_real(int64_t real_ns)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    int64_t age = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec - real_ns;
-    return mono_ns() - (age > 0 ? age : 0);
+    int64_t age = clock_wall_ns() - real_ns;
+    return clock_mono_ns() - (age > 0 ? age : 0);
 }
 
 /* ---- lists ---------------------------------------------------------------------------- */
@@ -466,7 +458,7 @@ static void pump(struct hc_client *c, struct hc_origin *o)
     struct hc_req *r;
     while ((r = o->qhead)) {
         if (!now)
-            now = mono_ns();
+            now = clock_mono_ns();
         r = queue_pop(c, o);
         if (r->deadline_ns <= now) {
             finish(c, r, HC_TIMEOUT, 0, 0);
@@ -759,7 +751,7 @@ static void on_sweep(evutil_socket_t fd, short what, void *arg)
     struct hc_client *c = arg;
     c->sweep_on = 0;
     poll_reads(c); /* an answer waiting in its socket is not late */
-    int64_t now = mono_ns();
+    int64_t now = clock_mono_ns();
     struct hc_conn *k = c->busy, *next;
     for (; k; k = next) {
         next = k->next;

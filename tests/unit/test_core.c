@@ -1,0 +1,72 @@
+/* tests/unit/test_core.c: the helpers of flood/core/ every room shares: the clocks, the hash,
+ * HTML escaping, listening addresses, JSON paths and the bounded fetch. */
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "flood/core/clock.h"
+#include "tests/check.h"
+
+/* ---- clock ----------------------------------------------------------------------------- */
+
+static void test_clock(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    int64_t before = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    int64_t ns = clock_mono_ns();
+    uint64_t us = clock_mono_us();
+    int64_t ms = clock_mono_ms();
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    int64_t after = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    CHECK(ns >= before && ns <= after, "clock_mono_ns lies between two CLOCK_MONOTONIC reads");
+    CHECK((int64_t)us >= before / 1000 && (int64_t)us <= after / 1000,
+          "clock_mono_us is the same clock in microseconds");
+    CHECK(ms >= before / 1000000 && ms <= after / 1000000,
+          "clock_mono_ms is the same clock in milliseconds");
+    CHECK(clock_mono_ns() >= ns, "the monotonic clock does not go back");
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    int64_t wbefore = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    int64_t wns = clock_wall_ns();
+    int64_t wus = clock_wall_us();
+    double ws = clock_wall_s();
+    clock_gettime(CLOCK_REALTIME, &ts);
+    int64_t wafter = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    CHECK(wns >= wbefore && wns <= wafter, "clock_wall_ns is CLOCK_REALTIME");
+    CHECK(wus >= wbefore / 1000 && wus <= wafter / 1000, "clock_wall_us is CLOCK_REALTIME in us");
+    CHECK(ws >= (double)wbefore / 1e9 - 1e-6 && ws <= (double)wafter / 1e9 + 1e-6,
+          "clock_wall_s is CLOCK_REALTIME in seconds");
+    CHECK(wns > 1600000000LL * 1000000000LL, "the wall clock is a date, not an uptime");
+
+    struct timespec d = clock_mono_after(1500);
+    int64_t dn = (int64_t)d.tv_sec * 1000000000 + d.tv_nsec;
+    int64_t now = clock_mono_ns();
+    CHECK(d.tv_nsec >= 0 && d.tv_nsec < 1000000000L, "clock_mono_after is normalised");
+    CHECK(dn > now + 1400000000LL && dn <= now + 1500000000LL,
+          "clock_mono_after(1500) is 1.5 s ahead");
+    struct timespec z = clock_mono_after(-5);
+    int64_t zn = (int64_t)z.tv_sec * 1000000000 + z.tv_nsec;
+    CHECK(zn <= clock_mono_ns() && zn >= now, "a negative delay is now, not the past");
+    int normal = 1;
+    for (int i = 0; i < 50; i++) { /* a carry into tv_sec whatever the current nanoseconds */
+        struct timespec c = clock_mono_after(999);
+        normal &= c.tv_nsec >= 0 && c.tv_nsec < 1000000000L;
+    }
+    CHECK(normal, "clock_mono_after(999) carries into seconds");
+    struct timespec w = clock_wall_after_us(250000);
+    int64_t wn = (int64_t)w.tv_sec * 1000000000 + w.tv_nsec;
+    int64_t wnow = clock_wall_ns();
+    CHECK(w.tv_nsec >= 0 && w.tv_nsec < 1000000000L && wn > wnow + 200000000LL &&
+              wn <= wnow + 250000000LL,
+          "clock_wall_after_us(250000) is a normalised quarter second ahead");
+}
+
+int main(void)
+{
+    test_clock();
+    return check_done();
+}
