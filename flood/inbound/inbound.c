@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "flood/core/clock.h"
+#include "flood/core/hash.h"
 #include "flood/inbound/deliver.h"
 #include "flood/inbound/inbound_internal.h"
 #include "flood/crowd/fault.h"
@@ -94,9 +95,7 @@ static int inbox_faulted(struct inbound *in, int inst);
 /* 1 when id was seen recently (and remember it). Caller holds in->lock. */
 static int dup_seen(struct dupset *d, const char *id)
 {
-    uint64_t h = 0xcbf29ce484222325ULL;
-    for (const char *p = id; *p; p++)
-        h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
+    uint64_t h = hash_fnv1a_str(id);
     h ^= h >> 29;
     if (!h)
         h = 1;

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "flood/core/clock.h"
+#include "flood/core/hash.h"
 #include "flood/core/url.h"
 
 /* ---- a bounded string map, oldest entry evicted first ---------------------------------- */
@@ -31,14 +32,6 @@ struct smap {
     void (*drop)(void *val);
 };
 
-static uint64_t hash_str(const char *s)
-{
-    uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
-    return h;
-}
-
 static void smap_init(struct smap *m, size_t cap, void (*drop)(void *))
 {
     m->cap = cap ? cap : 1;
@@ -53,7 +46,7 @@ static void smap_init(struct smap *m, size_t cap, void (*drop)(void *))
 
 static struct smap_node **smap_slot(struct smap *m, const char *name)
 {
-    struct smap_node **p = &m->buckets[hash_str(name) & (m->n_buckets - 1)];
+    struct smap_node **p = &m->buckets[hash_fnv1a_str(name) & (m->n_buckets - 1)];
     while (*p && strcmp((*p)->name, name))
         p = &(*p)->next;
     return p;

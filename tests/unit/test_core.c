@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "flood/core/clock.h"
+#include "flood/core/hash.h"
 #include "tests/check.h"
 
 /* ---- clock ----------------------------------------------------------------------------- */
@@ -65,8 +66,26 @@ static void test_clock(void)
           "clock_wall_after_us(250000) is a normalised quarter second ahead");
 }
 
+/* ---- hash ------------------------------------------------------------------------------ */
+
+static void test_hash(void)
+{
+    /* expected values: the FNV reference code's test vectors (fnv64a of "", "a", "foobar";
+     * draft-eastlake-fnv, and Python's own FNV-1a of the last two, checked apart) */
+    CHECK(hash_fnv1a_str("") == 0xcbf29ce484222325ULL, "FNV-1a of \"\" is the offset basis");
+    CHECK(hash_fnv1a_str("a") == 0xaf63dc4c8601ec8cULL, "FNV-1a of \"a\"");
+    CHECK(hash_fnv1a_str("foobar") == 0x85944171f73967e8ULL, "FNV-1a of \"foobar\"");
+    CHECK(hash_fnv1a("foobar", 6) == hash_fnv1a_str("foobar"), "the byte and string forms agree");
+    CHECK(hash_fnv1a("foobar", 3) == hash_fnv1a_str("foo"), "only n bytes are hashed");
+    CHECK(hash_fnv1a("a\0b", 3) != hash_fnv1a("a\0c", 3), "bytes past a NUL count");
+    CHECK(hash_fnv1a_str("ab") != hash_fnv1a_str("ba"), "order counts");
+    CHECK(hash_fnv1a("\xff", 1) == ((0xcbf29ce484222325ULL ^ 0xffULL) * 0x100000001b3ULL),
+          "a high byte is taken unsigned");
+}
+
 int main(void)
 {
     test_clock();
+    test_hash();
     return check_done();
 }
