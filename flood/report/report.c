@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "flood/core/fsutil.h"
+#include "flood/core/html.h"
 #include "flood/report/report.h"
 #include "flood/report/report_fetches.h"
 #include "flood/report/report_preset.h"
@@ -14,7 +15,7 @@
 
 #define REPORT_TARGETS_SHOWN 8 /* personas listed before the "more" toggle */
 
-#define esc plot_html_escape
+#define esc html_escape
 
 /* ---- writing ------------------------------------------------------------------------- */
 

@@ -9,6 +9,7 @@
 
 #include "flood/core/clock.h"
 #include "flood/core/hash.h"
+#include "flood/core/html.h"
 #include "tests/check.h"
 
 /* ---- clock ----------------------------------------------------------------------------- */
@@ -83,9 +84,59 @@ static void test_hash(void)
           "a high byte is taken unsigned");
 }
 
+/* ---- html ------------------------------------------------------------------------------ */
+
+/* What fn writes for s, as a new string. */
+static char *escaped(void (*fn)(FILE *, const char *), const char *s)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    fn(f, s);
+    fclose(f);
+    return buf;
+}
+
+static void test_html(void)
+{
+    char *e = escaped(html_escape, "<a href=\"x\">Tom & Jerry's</a>");
+    CHECK_STR(e, "&lt;a href=&quot;x&quot;&gt;Tom &amp; Jerry&#39;s&lt;/a&gt;",
+              "html_escape: & < > \" ' as entities");
+    free(e);
+    e = escaped(html_escape, "plain text, caf\xc3\xa9\tand a tab\n");
+    CHECK_STR(e, "plain text, caf\xc3\xa9\tand a tab\n", "html_escape: other bytes as they are");
+    free(e);
+    e = escaped(html_escape, NULL);
+    CHECK_STR(e, "", "html_escape: NULL writes nothing");
+    free(e);
+    e = escaped(html_escape, "&amp;");
+    CHECK_STR(e, "&amp;amp;", "html_escape: an entity is escaped again, not trusted");
+    free(e);
+
+    e = escaped(html_escape_xml, "a<b>\t\n\r\x01\x1f'\"&");
+    CHECK_STR(e, "a&lt;b&gt;&#9;&#10;&#13;??&#39;&quot;&amp;",
+              "html_escape_xml: tab, LF, CR as references, other C0 controls as '?'");
+    free(e);
+    e = escaped(html_escape_xml, "x\xef\xbf\xbey\xef\xbf\xbfz\xef\xbf\xbd");
+    CHECK_STR(e, "x?y?z\xef\xbf\xbd", "html_escape_xml: U+FFFE and U+FFFF as '?', U+FFFD kept");
+    free(e);
+    e = escaped(html_escape_xml, "end\xef\xbf");
+    CHECK_STR(e, "end\xef\xbf",
+              "html_escape_xml: a truncated sequence at the end is not read past");
+    free(e);
+    e = escaped(html_escape, "a\x01"
+                             "b");
+    CHECK_STR(e,
+              "a\x01"
+              "b",
+              "html_escape: a control byte is not the XML form's business");
+    free(e);
+}
+
 int main(void)
 {
     test_clock();
     test_hash();
+    test_html();
     return check_done();
 }
