@@ -24,6 +24,7 @@
 #include "flood/cmd/run_opts.h"
 #include "flood/core/clock.h"
 #include "flood/core/fsutil.h"
+#include "flood/core/http.h"
 #include "flood/report/capacity.h"
 #include "flood/report/report.h"
 #include "flood/report/results.h"
@@ -62,18 +63,6 @@ struct sampler {
     pthread_t thread;
 };
 
-static size_t collect(char *p, size_t size, size_t n, void *ctx)
-{
-    char **buf = ctx;
-    size_t have = *buf ? strlen(*buf) : 0, add = size * n;
-    if (have + add > 1024 * 1024)
-        return 0; /* a stats document over 1 MiB: refused */
-    *buf = flood_xrealloc(*buf, have + add + 1);
-    memcpy(*buf + have, p, add);
-    (*buf)[have + add] = '\0';
-    return add;
-}
-
 /* The queue depth now: from the stats URL's JSON at queue_path, or the probe command's
  * first number. 0, or -1 when it could not be read. */
 static int queue_depth(const struct cap_opts *o, double *depth)
@@ -86,24 +75,14 @@ static int queue_depth(const struct cap_opts *o, double *depth)
         int rc = pclose(p);
         return ok && rc == 0 ? 0 : -1;
     }
-    CURL *e = curl_easy_init();
-    char *body = NULL;
-    if (!e)
-        return -1;
-    curl_easy_setopt(e, CURLOPT_URL, o->stats_url);
-    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, 2000L);
-    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, collect);
-    curl_easy_setopt(e, CURLOPT_WRITEDATA, &body);
-    long status = 0;
-    int rc = curl_easy_perform(e) == CURLE_OK &&
-                     curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status) == CURLE_OK &&
-                     status == 200
-                 ? 0
-                 : -1;
-    curl_easy_cleanup(e);
-    json_t *j = rc == 0 && body ? json_loads(body, 0, NULL) : NULL;
-    free(body);
+    /* unsigned, 2 s, a stats document over 1 MiB refused */
+    struct http_opts ho = {.timeout_ms = 2000, .max_body = 1024 * 1024};
+    struct http_req req = {.method = HTTP_GET, .url = o->stats_url, .o = &ho, .who = "capacity"};
+    struct http_resp r;
+    struct flood_err e;
+    int rc = http_fetch(&req, &r, &e) == 0 && r.status == 200 ? 0 : -1;
+    json_t *j = rc == 0 ? json_loadb(r.body, r.len, 0, NULL) : NULL;
+    http_resp_free(&r);
     const json_t *v = j;
     char path[256];
     snprintf(path, sizeof(path), "%s", o->queue_path);

@@ -5,7 +5,6 @@
 #include "flood/cmd/cmd_run.h"
 
 #include <arpa/inet.h>
-#include <curl/curl.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
@@ -23,7 +22,9 @@
 #include "flood/cmd/run_opts.h"
 #include "flood/cmd/run_shard.h"
 #include "flood/core/clock.h"
+#include "flood/core/http.h"
 #include "flood/core/steal.h"
+#include "flood/core/url.h"
 #include "flood/crowd/crowd.h"
 #include "flood/dash/dash.h"
 #include "flood/crowd/server.h"
@@ -92,18 +93,10 @@ static int tramp_fault(void *ctx, const struct server_req *req, struct server_fa
 /* Allow the inbound side to fetch keys from the host[:port] of url. */
 static void allow_host_of(struct inbound_opts *io, const char *url)
 {
-    CURLU *h = url ? curl_url() : NULL;
-    char *host = NULL, *port = NULL;
-    if (h && curl_url_set(h, CURLUPART_URL, url, 0) == CURLUE_OK &&
-        curl_url_get(h, CURLUPART_HOST, &host, 0) == CURLUE_OK) {
-        curl_url_get(h, CURLUPART_PORT, &port, CURLU_NO_DEFAULT_PORT);
-        char buf[600];
-        snprintf(buf, sizeof(buf), "%s%s%s", host, port ? ":" : "", port ? port : "");
-        inbound_opts_allow_host(io, buf);
-    }
-    curl_free(host);
-    curl_free(port);
-    curl_url_cleanup(h);
+    struct url_parts u;
+    struct flood_err e;
+    if (url && url_split(url, &u, &e) == 0)
+        inbound_opts_allow_host(io, u.authority); /* host[:port], the port when not default */
 }
 
 static int tramp_object(void *ctx, const struct server_req *req, struct wf_doc *out)
@@ -137,42 +130,30 @@ static int preflight(const struct run_opts *ro, char **urls, size_t n, struct fl
             seen = !strcmp(urls[i], urls[j]);
         if (seen)
             continue;
-        CURL *e = curl_easy_init();
-        if (!e) {
-            flood_err_set(err, FLOOD_EIO, "run: out of memory");
+        /* from the first sending address: it must be usable too */
+        struct in_addr ia = {.s_addr = htonl(ro->sndo.src_base)};
+        char src[INET_ADDRSTRLEN] = "";
+        if (ro->sndo.src_count)
+            inet_ntop(AF_INET, &ia, src, sizeof(src));
+        struct http_opts ho = {.resolve = (const char *const *)ro->resolve_v,
+                               .n_resolve = ro->n_resolve_v,
+                               .insecure = ro->sndo.insecure,
+                               .cacert = ro->sndo.cacert,
+                               .timeout_ms = ro->sndo.timeout_ms > 0 && ro->sndo.timeout_ms < 5000
+                                                 ? ro->sndo.timeout_ms
+                                                 : 5000,
+                               .source = src[0] ? src : NULL};
+        struct http_req req = {.method = HTTP_CONNECT_ONLY,
+                               .url = urls[i],
+                               .o = &ho,
+                               .who = "target unreachable before the start"};
+        struct http_resp r;
+        struct flood_err e;
+        if (http_fetch(&req, &r, &e) < 0) {
+            flood_err_set(err, FLOOD_EIO, "run: %s (--no-check runs anyway)", e.msg);
             return -1;
         }
-        char ebuf[CURL_ERROR_SIZE] = "";
-        curl_easy_setopt(e, CURLOPT_URL, urls[i]);
-        curl_easy_setopt(e, CURLOPT_CONNECT_ONLY, 1L);
-        curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-        curl_easy_setopt(e, CURLOPT_ERRORBUFFER, ebuf);
-        long t = ro->sndo.timeout_ms > 0 && ro->sndo.timeout_ms < 5000 ? ro->sndo.timeout_ms : 5000;
-        curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, t);
-        if (ro->resolve)
-            curl_easy_setopt(e, CURLOPT_RESOLVE, ro->resolve);
-        if (ro->sndo.insecure) {
-            curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
-            curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
-        }
-        if (ro->sndo.cacert)
-            curl_easy_setopt(e, CURLOPT_CAINFO, ro->sndo.cacert);
-        if (ro->sndo.src_count) {
-            /* from the first sending address: it must be usable too */
-            struct in_addr ia = {.s_addr = htonl(ro->sndo.src_base)};
-            char ifb[64] = "host!";
-            inet_ntop(AF_INET, &ia, ifb + 5, sizeof(ifb) - 5);
-            curl_easy_setopt(e, CURLOPT_INTERFACE, ifb);
-        }
-        CURLcode rc = curl_easy_perform(e);
-        curl_easy_cleanup(e);
-        if (rc != CURLE_OK) {
-            flood_err_set(err, FLOOD_EIO,
-                          "run: target unreachable before the start: %s: %s (--no-check runs "
-                          "anyway)",
-                          urls[i], ebuf[0] ? ebuf : curl_easy_strerror(rc));
-            return -1;
-        }
+        http_resp_free(&r);
     }
     return 0;
 }

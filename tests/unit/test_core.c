@@ -10,6 +10,9 @@
 #include "flood/core/clock.h"
 #include "flood/core/hash.h"
 #include "flood/core/html.h"
+#include "flood/core/http.h"
+#include "sign/sign.h"
+#include "tests/unit/core_server.h"
 #include "tests/check.h"
 
 /* ---- clock ----------------------------------------------------------------------------- */
@@ -133,10 +136,327 @@ static void test_html(void)
     free(e);
 }
 
+/* ---- the bounded fetch ----------------------------------------------------------------- */
+
+struct fetch_env {
+    struct csrv srv;
+    struct sign_key *key;
+    char base[64]; /* http://127.0.0.1:PORT */
+};
+
+/* A GET of base + path with options o (NULL: defaults) and signer s (NULL: unsigned). */
+static int get(struct fetch_env *env, const char *path, const struct http_opts *o,
+               const struct http_signer *s, struct http_resp *r, struct flood_err *err)
+{
+    char url[128];
+    snprintf(url, sizeof(url), "%s%s", env->base, path);
+    struct http_req req = {
+        .method = HTTP_GET, .url = url, .accept = "application/activity+json", .signer = s, .o = o};
+    return http_fetch(&req, r, err);
+}
+
+static int last_head_has(struct fetch_env *env, const char *needle)
+{
+    pthread_mutex_lock(&env->srv.mu);
+    int has = strcasestr(env->srv.head, needle) != NULL;
+    pthread_mutex_unlock(&env->srv.mu);
+    return has;
+}
+
+/* Refuse every redirect, saying so. */
+static int refuse_all(void *ctx, const char *url, const char *location, struct flood_err *err)
+{
+    (void)url;
+    ++*(int *)ctx;
+    flood_err_set(err, FLOOD_EINVAL, "test: no redirect to '%s'", location);
+    return 0;
+}
+
+static int allow_all(void *ctx, const char *url, const char *location, struct flood_err *err)
+{
+    (void)url;
+    (void)location;
+    (void)err;
+    ++*(int *)ctx;
+    return 1;
+}
+
+static void test_fetch_get(struct fetch_env *env)
+{
+    struct http_resp r;
+    struct flood_err err = {0};
+    int rc = get(env, "/ok", NULL, NULL, &r, &err);
+    CHECK(rc == 0 && r.status == 200 && r.len == 8 && !strcmp(r.body, "{\"ok\":1}"),
+          "GET: 200 and its body (%s)", rc ? err.msg : "ok");
+    CHECK(rc == 0 && http_is_json_type(r.content_type) && !r.location && !r.retry_after,
+          "GET: the Content-Type kept, no Location, no Retry-After");
+    CHECK(last_head_has(env, "\r\nAccept: application/activity+json\r\n") &&
+              last_head_has(env, "\r\nUser-Agent: flood/") && !last_head_has(env, "signature:"),
+          "GET: Accept and User-Agent sent, unsigned");
+    http_resp_free(&r);
+
+    struct http_signer s = {.dialect = SIGN_CAVAGE, .key = env->key, .key_id = "http://a/k#main"};
+    rc = get(env, "/ok?x=1", NULL, &s, &r, &err);
+    CHECK(rc == 0 && r.status == 200 &&
+              last_head_has(env, "\r\nSignature: keyId=\"http://a/k#main\"") &&
+              last_head_has(env, "headers=\"(request-target) host date\"") &&
+              last_head_has(env, "\r\nDate: ") && last_head_has(env, "GET /ok?x=1 HTTP/1.1"),
+          "GET signed (cavage): Signature with the keyId, over (request-target) host date");
+    http_resp_free(&r);
+    struct http_signer s9 = {.dialect = SIGN_RFC9421, .key = env->key, .key_id = "k9"};
+    rc = get(env, "/ok", NULL, &s9, &r, &err);
+    CHECK(rc == 0 && last_head_has(env, "\r\nSignature-Input: ") &&
+              last_head_has(env, "keyid=\"k9\""),
+          "GET signed (RFC 9421): Signature-Input with the keyid");
+    http_resp_free(&r);
+    struct http_signer none = {.dialect = HTTP_SIGN_NONE};
+    rc = get(env, "/ok", NULL, &none, &r, &err);
+    CHECK(rc == 0 && !last_head_has(env, "signature"), "HTTP_SIGN_NONE: unsigned");
+    http_resp_free(&r);
+
+    rc = get(env, "/busy", NULL, NULL, &r, &err);
+    CHECK(rc == 0 && r.status == 503 && r.retry_after && !strcmp(r.retry_after, "7"),
+          "a 503 is an answer; its Retry-After trimmed: '%s'",
+          r.retry_after ? r.retry_after : "(none)");
+    http_resp_free(&r);
+}
+
+static void test_fetch_limits(struct fetch_env *env)
+{
+    struct http_resp r;
+    struct flood_err err = {0};
+    struct http_opts o = {.max_body = 1000};
+    int rc = get(env, "/big", &o, NULL, &r, &err);
+    CHECK(rc == -1 && err.code == FLOOD_ELIMIT && strstr(err.msg, "body over 1000 bytes") &&
+              !r.body,
+          "a body over the limit: -1, FLOOD_ELIMIT, no answer (%s)", err.msg);
+    o.max_body = 5000;
+    rc = get(env, "/big", &o, NULL, &r, &err);
+    CHECK(rc == 0 && r.len == 5000, "a body of exactly the limit is taken whole");
+    http_resp_free(&r);
+    char url[128];
+    snprintf(url, sizeof(url), "%s/big", env->base);
+    o.max_body = 10;
+    struct http_req req = {.method = HTTP_GET, .url = url, .o = &o, .discard_body = 1};
+    rc = http_fetch(&req, &r, &err);
+    CHECK(rc == 0 && r.status == 200 && r.len == 0 && r.body && !r.body[0],
+          "discard_body: the body read and dropped, no limit");
+    http_resp_free(&r);
+
+    struct http_opts quick = {.timeout_ms = 300};
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    rc = get(env, "/slow", &quick, NULL, &r, &err);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double took = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    CHECK(rc == -1 && err.code == FLOOD_ELIMIT && took < 2.5,
+          "a timeout: -1, FLOOD_ELIMIT, before the late answer (%.2f s, %s)", took, err.msg);
+
+    struct http_req bad = {.method = HTTP_GET, .url = "ftp://127.0.0.1/x", .who = "probe"};
+    rc = http_fetch(&bad, &r, &err);
+    CHECK(rc == -1 && err.code == FLOOD_EINVAL && !strncmp(err.msg, "probe: bad URL", 14),
+          "ftp: refused, the error named by who (%s)", err.msg);
+    bad.url = NULL;
+    CHECK(http_fetch(&bad, &r, &err) == -1 && err.code == FLOOD_EINVAL, "no URL: refused");
+    bad.url = "http://user@127.0.0.1/x";
+    CHECK(http_fetch(&bad, &r, &err) == -1, "userinfo in the URL: refused");
+}
+
+static void test_fetch_redirects(struct fetch_env *env)
+{
+    struct http_resp r;
+    struct flood_err err = {0};
+    struct http_signer s = {.dialect = SIGN_CAVAGE, .key = env->key, .key_id = "k"};
+    struct http_opts o = {.max_redirects = 1};
+    int before = atomic_load(&env->srv.signed_requests);
+    int rc = get(env, "/redir", &o, &s, &r, &err);
+    CHECK(rc == 0 && r.status == 200 && r.url && strstr(r.url, "/ok") && !r.location,
+          "a redirect on the same origin followed: 200 from /ok (%s)", rc ? err.msg : r.url);
+    CHECK(atomic_load(&env->srv.signed_requests) - before == 2, "each hop signed anew");
+    http_resp_free(&r);
+
+    o.max_redirects = 0;
+    rc = get(env, "/redir", &o, NULL, &r, &err);
+    CHECK(rc == 0 && r.status == 302 && r.location && strstr(r.location, "/ok"),
+          "max_redirects 0: the 302 is the answer, its Location kept");
+    http_resp_free(&r);
+    rc = get(env, "/redir", NULL, NULL, &r, &err);
+    CHECK(rc == 0 && r.status == 302, "no options: no redirect followed");
+    http_resp_free(&r);
+
+    o.max_redirects = 2;
+    int n0 = atomic_load(&env->srv.requests);
+    rc = get(env, "/loop", &o, NULL, &r, &err);
+    CHECK(rc == 0 && r.status == 302 && r.location && atomic_load(&env->srv.requests) - n0 == 3,
+          "a loop: followed twice, then the third 302 answers with its Location");
+    http_resp_free(&r);
+
+    rc = get(env, "/off", &o, NULL, &r, &err);
+    CHECK(rc == -1 && strstr(err.msg, "redirect off the host"),
+          "a redirect to another host: refused (%s)", err.msg);
+
+    char url[128];
+    snprintf(url, sizeof(url), "%s/redir", env->base);
+    int calls = 0;
+    struct http_req req = {
+        .method = HTTP_GET, .url = url, .o = &o, .redirect_ok = refuse_all, .redirect_ctx = &calls};
+    rc = http_fetch(&req, &r, &err);
+    CHECK(rc == -1 && calls == 1 && strstr(err.msg, "test: no redirect"),
+          "the caller's rule refuses a same-origin redirect, its error kept");
+    snprintf(url, sizeof(url), "%s/off", env->base);
+    calls = 0;
+    req.redirect_ok = allow_all;
+    rc = http_fetch(&req, &r, &err);
+    /* localhost may resolve to ::1 first, where nothing listens: either way the rule let it */
+    CHECK(calls == 1 && (rc == -1 || r.status == 200),
+          "the caller's rule lets a redirect off the host through");
+    if (rc == 0)
+        http_resp_free(&r);
+    struct http_req post = {
+        .method = HTTP_POST, .url = url, .o = &o, .redirect_ok = allow_all, .redirect_ctx = &calls};
+    calls = 0;
+    rc = http_fetch(&post, &r, &err);
+    CHECK(rc == 0 && r.status == 301 && calls == 0, "a POST follows no redirect");
+    http_resp_free(&r);
+}
+
+static void test_fetch_post(struct fetch_env *env)
+{
+    char url[128];
+    snprintf(url, sizeof(url), "%s/inbox", env->base);
+    static const char body[] = "{\"type\":\"Follow\"}";
+    struct http_signer s = {.dialect = SIGN_CAVAGE, .key = env->key, .key_id = "k"};
+    const char *extra[] = {"X-Test: 1"};
+    struct http_req req = {.method = HTTP_POST,
+                           .url = url,
+                           .accept = "application/activity+json",
+                           .content_type = "application/activity+json",
+                           .body = body,
+                           .body_len = strlen(body),
+                           .signer = &s,
+                           .headers = extra,
+                           .n_headers = 1};
+    struct http_resp r;
+    struct flood_err err = {0};
+    int rc = http_fetch(&req, &r, &err);
+    CHECK(rc == 0 && r.status == 202, "POST: 202 (%s)", rc ? err.msg : "ok");
+    pthread_mutex_lock(&env->srv.mu);
+    int same = env->srv.body_len == strlen(body) && !strcmp(env->srv.body, body);
+    pthread_mutex_unlock(&env->srv.mu);
+    CHECK(same, "POST: the body arrives whole");
+    CHECK(last_head_has(env, "\r\nDigest: SHA-256=") &&
+              last_head_has(env, "date digest content-type\"") &&
+              last_head_has(env, "\r\nContent-Type: application/activity+json\r\n") &&
+              last_head_has(env, "\r\nX-Test: 1\r\n") && !last_head_has(env, "\r\nExpect:"),
+          "POST: Digest and Content-Type signed, the extra header sent, no Expect");
+    http_resp_free(&r);
+
+    /* the same through a caller's multi handle, as the delivery queue runs it */
+    CURLM *m = curl_multi_init();
+    int user = 42;
+    snprintf(url, sizeof(url), "%s/busy", env->base);
+    struct http_call *c = http_call_new(&req, &user, &err);
+    CHECK(c && http_call_user(c) == &user && http_call_of(http_call_easy(c)) == c,
+          "http_call: built, its user and easy handle found back");
+    int still = 1, got = 0;
+    if (c && curl_multi_add_handle(m, http_call_easy(c)) == CURLM_OK) {
+        for (int i = 0; i < 500 && !got; i++) {
+            curl_multi_perform(m, &still);
+            CURLMsg *msg;
+            int left;
+            while ((msg = curl_multi_info_read(m, &left)))
+                if (msg->msg == CURLMSG_DONE) {
+                    struct http_call *done = http_call_of(msg->easy_handle);
+                    curl_multi_remove_handle(m, msg->easy_handle);
+                    rc = http_call_done(done, msg->data.result, &r, &err);
+                    got = 1;
+                }
+            if (!got)
+                curl_multi_poll(m, NULL, 0, 20, NULL);
+        }
+    }
+    CHECK(got && rc == 0 && r.status == 503 && r.retry_after && !strcmp(r.retry_after, "7"),
+          "http_call on a multi handle: the 503 and its Retry-After");
+    if (got && rc == 0)
+        http_resp_free(&r);
+    http_call_free(c);
+    curl_multi_cleanup(m);
+}
+
+static void test_fetch_connect(struct fetch_env *env)
+{
+    struct http_resp r;
+    struct flood_err err = {0};
+    char url[128];
+    snprintf(url, sizeof(url), "%s/inbox", env->base);
+    int n0 = atomic_load(&env->srv.requests);
+    struct http_req req = {.method = HTTP_CONNECT_ONLY, .url = url};
+    int rc = http_fetch(&req, &r, &err);
+    CHECK(rc == 0 && r.status == 0, "connect only: 0 (%s)", rc ? err.msg : "ok");
+    http_resp_free(&r);
+    usleep(100000);
+    CHECK(atomic_load(&env->srv.requests) == n0, "connect only: no request sent");
+
+    /* a port nothing listens on: bound, never listened */
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t al = sizeof(a);
+    if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+        getsockname(fd, (struct sockaddr *)&a, &al) == 0) {
+        snprintf(url, sizeof(url), "http://127.0.0.1:%u/", ntohs(a.sin_port));
+        req.who = "preflight";
+        rc = http_fetch(&req, &r, &err);
+        CHECK(rc == -1 && err.code == FLOOD_EIO && !strncmp(err.msg, "preflight: connect to '", 23),
+              "connect only to a closed port: -1, named (%s)", err.msg);
+    }
+    if (fd >= 0)
+        close(fd);
+
+    /* --resolve and a source address */
+    char entry[64];
+    snprintf(entry, sizeof(entry), "flood-core-test.invalid:%u:127.0.0.1", env->srv.port);
+    const char *resolve[] = {entry};
+    struct http_opts o = {.resolve = resolve, .n_resolve = 1, .source = "127.0.0.3"};
+    snprintf(url, sizeof(url), "http://flood-core-test.invalid:%u/ok", env->srv.port);
+    struct http_req g = {.method = HTTP_GET, .url = url, .o = &o};
+    rc = http_fetch(&g, &r, &err);
+    pthread_mutex_lock(&env->srv.mu);
+    int from3 = !strcmp(env->srv.peer, "127.0.0.3");
+    pthread_mutex_unlock(&env->srv.mu);
+    CHECK(rc == 0 && r.status == 200 && last_head_has(env, "\r\nHost: flood-core-test.invalid:"),
+          "--resolve: the name connects to its address, Host kept (%s)", rc ? err.msg : "ok");
+    CHECK(rc == 0 && from3, "source: the request leaves from 127.0.0.3");
+    if (rc == 0)
+        http_resp_free(&r);
+    o.source = "192.0.2.1"; /* TEST-NET-1: no interface here has it */
+    rc = http_fetch(&g, &r, &err);
+    CHECK(rc == -1, "a source address the host lacks: -1 (%s)", err.msg);
+}
+
+static void test_fetch(void)
+{
+    static struct fetch_env env;
+    struct flood_err err;
+    if (csrv_start(&env.srv) < 0) {
+        CHECK(0, "fetch: the test server starts");
+        return;
+    }
+    env.key = sign_key_generate(SIGN_KEY_ED25519, 0, &err);
+    snprintf(env.base, sizeof(env.base), "http://127.0.0.1:%u", env.srv.port);
+    test_fetch_get(&env);
+    test_fetch_limits(&env);
+    test_fetch_redirects(&env);
+    test_fetch_post(&env);
+    test_fetch_connect(&env);
+    sign_key_free(env.key);
+    csrv_stop(&env.srv);
+}
+
 int main(void)
 {
     test_clock();
     test_hash();
     test_html();
+    test_fetch();
     return check_done();
 }
