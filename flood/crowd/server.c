@@ -47,7 +47,7 @@ struct server {
     struct server_hooks hooks;
     struct MHD_Daemon *mhd;
     int port;
-    char address[128];
+    char address[ADDR_TEXT_MAX];
     /* the fault timer: a thread resuming delayed connections at their due time */
     pthread_t timer;
     int timer_started;
@@ -701,18 +701,10 @@ struct server *server_start(struct crowd *crowd, const struct server_hooks *hook
         goto fail;
     }
     const union MHD_DaemonInfo *di = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_LISTEN_FD);
-    struct sockaddr_storage bound;
-    socklen_t bl = sizeof(bound);
-    if (!di || getsockname(di->listen_fd, (struct sockaddr *)&bound, &bl)) {
+    if (!di || addr_bound(di->listen_fd, s->address, &s->port) < 0) {
         flood_err_set(err, FLOOD_EIO, "server: cannot read the bound address");
         goto fail;
     }
-    char host[INET6_ADDRSTRLEN], port[16];
-    getnameinfo((struct sockaddr *)&bound, bl, host, sizeof(host), port, sizeof(port),
-                NI_NUMERICHOST | NI_NUMERICSERV);
-    s->port = atoi(port);
-    snprintf(s->address, sizeof(s->address), bound.ss_family == AF_INET6 ? "[%s]:%s" : "%s:%s",
-             host, port);
     return s;
 fail:
     server_stop(s);

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "flood/core/addr.h"
 #include "flood/core/clock.h"
 #include "flood/core/hash.h"
 #include "flood/core/html.h"
@@ -134,6 +135,78 @@ static void test_html(void)
               "b",
               "html_escape: a control byte is not the XML form's business");
     free(e);
+}
+
+/* ---- listening addresses ----------------------------------------------------------------- */
+
+static void test_addr(void)
+{
+    struct sockaddr_storage ss;
+    socklen_t len = 0;
+    struct flood_err err = {0};
+    CHECK(addr_parse("127.0.0.1:8080", "t", 0, &ss, &len, &err) == 0 && ss.ss_family == AF_INET &&
+              len == sizeof(struct sockaddr_in) &&
+              ntohs(((struct sockaddr_in *)&ss)->sin_port) == 8080,
+          "addr_parse: IPv4 and a port");
+    CHECK(addr_parse("[::1]:0", "t", 0, &ss, &len, &err) == 0 && ss.ss_family == AF_INET6 &&
+              len == sizeof(struct sockaddr_in6) && ((struct sockaddr_in6 *)&ss)->sin6_port == 0,
+          "addr_parse: a bracketed IPv6 address, port 0");
+    CHECK(addr_parse(":9000", "t", ADDR_HOST_OPTIONAL, &ss, &len, &err) == 0 &&
+              ss.ss_family == AF_INET &&
+              ((struct sockaddr_in *)&ss)->sin_addr.s_addr == htonl(INADDR_ANY),
+          "addr_parse: ':PORT' with the host optional is 0.0.0.0");
+    CHECK(
+        addr_parse(":9000", "dashboard", 0, &ss, &len, &err) == -1 && err.code == FLOOD_EINVAL &&
+            !strcmp(err.msg, "dashboard: bad address ':9000' (want ADDR:PORT, a numeric address)"),
+        "addr_parse: ':PORT' refused where the host is required, named (%s)", err.msg);
+    static const char *const bad[] = {
+        "localhost:80",  "127.0.0.1",    "127.0.0.1:", "127.0.0.1:65536", "127.0.0.1:-1",
+        "127.0.0.1:+80", "127.0.0.1:8o", "1.2.3:80",   "[::1:80",         "",
+        "127.0.0.1: 80"};
+    int refused = 0;
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        refused += addr_parse(bad[i], "metrics", ADDR_HOST_OPTIONAL, &ss, &len, &err) == -1;
+    CHECK(refused == (int)(sizeof(bad) / sizeof(bad[0])),
+          "addr_parse: a name, no port, a port out of range or not digits, a broken address: "
+          "all refused (%d of %zu)",
+          refused, sizeof(bad) / sizeof(bad[0]));
+    CHECK(addr_parse(NULL, "metrics", 0, NULL, NULL, &err) == -1 &&
+              strstr(err.msg, "metrics: bad address ''"),
+          "addr_parse: NULL refused");
+    CHECK(addr_parse("10.0.0.1:1", "t", 0, NULL, NULL, &err) == 0, "addr_parse: only a check");
+    CHECK(addr_parse_listen("0.0.0.0:0", NULL, NULL, &err) == 0 &&
+              addr_parse_listen("x:1", NULL, NULL, &err) == -1 &&
+              !strncmp(err.msg, "--listen: ", 10),
+          "addr_parse_listen: --listen's form and name");
+
+    /* a bound socket read back */
+    char text[ADDR_TEXT_MAX];
+    int port = -1;
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (addr_numeric("127.0.0.1", 0, &ss, &len) == 0 && fd >= 0 &&
+        bind(fd, (struct sockaddr *)&ss, len) == 0 && listen(fd, 1) == 0) {
+        char want[ADDR_TEXT_MAX];
+        int rc = addr_bound(fd, text, &port);
+        snprintf(want, sizeof(want), "127.0.0.1:%d", port);
+        CHECK(rc == 0 && port > 0 && !strcmp(text, want), "addr_bound: the kernel's port (%s)",
+              text);
+    } else {
+        CHECK(0, "addr_bound: a socket on 127.0.0.1");
+    }
+    if (fd >= 0)
+        close(fd);
+    fd = socket(AF_INET6, SOCK_STREAM, 0);
+    if (fd >= 0 && addr_numeric("::1", 0, &ss, &len) == 0 &&
+        bind(fd, (struct sockaddr *)&ss, len) == 0) {
+        int rc = addr_bound(fd, text, NULL);
+        CHECK(rc == 0 && !strncmp(text, "[::1]:", 6) && atoi(text + 6) > 0,
+              "addr_bound: IPv6 in brackets (%s)", text);
+    } else {
+        printf("# no IPv6 loopback here: its addr_bound case skipped\n");
+    }
+    if (fd >= 0)
+        close(fd);
+    CHECK(addr_bound(-1, text, &port) == -1, "addr_bound: no socket, -1");
 }
 
 /* ---- the bounded fetch ----------------------------------------------------------------- */
@@ -457,6 +530,7 @@ int main(void)
     test_clock();
     test_hash();
     test_html();
+    test_addr();
     test_fetch();
     return check_done();
 }
