@@ -25,6 +25,7 @@
 #include "flood/core/clock.h"
 #include "flood/core/fsutil.h"
 #include "flood/core/http.h"
+#include "flood/core/jpath.h"
 #include "flood/report/capacity.h"
 #include "flood/report/report.h"
 #include "flood/report/results.h"
@@ -83,11 +84,7 @@ static int queue_depth(const struct cap_opts *o, double *depth)
     int rc = http_fetch(&req, &r, &e) == 0 && r.status == 200 ? 0 : -1;
     json_t *j = rc == 0 ? json_loadb(r.body, r.len, 0, NULL) : NULL;
     http_resp_free(&r);
-    const json_t *v = j;
-    char path[256];
-    snprintf(path, sizeof(path), "%s", o->queue_path);
-    for (char *save = NULL, *k = strtok_r(path, ".", &save); v && k; k = strtok_r(NULL, ".", &save))
-        v = json_object_get(v, k);
+    const json_t *v = jpath_get(j, o->queue_path);
     rc = json_is_number(v) ? 0 : -1;
     if (rc == 0)
         *depth = json_number_value(v);

@@ -10,7 +10,8 @@
  *
  * The room flood/core/: what every other room of the daemon may use and that knows nothing
  * of the crowd or the run: URLs (url.c), listening addresses (addr.c), the bounded signed
- * request (http.c), the clocks (clock.c), the hash (hash.h), HTML escaping (html.c). It calls sign/
+ * request (http.c), the clocks (clock.c), the hash (hash.h), HTML escaping (html.c),
+ * JSON paths (jpath.c). It calls sign/
  * and the libraries only. */
 #ifndef FLOOD_URL_H
 #define FLOOD_URL_H

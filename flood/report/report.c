@@ -7,6 +7,7 @@
 
 #include "flood/core/fsutil.h"
 #include "flood/core/html.h"
+#include "flood/core/jpath.h"
 #include "flood/report/report.h"
 #include "flood/report/report_fetches.h"
 #include "flood/report/report_preset.h"
@@ -519,7 +520,7 @@ static void inbound_section(FILE *f, const struct report_run *r)
 
 static void faults_section(FILE *f, const json_t *root)
 {
-    json_t *faults = report_jpath(root, "inbound", "faults", NULL);
+    json_t *faults = jpath_get(root, "inbound.faults");
     fputs("<h2 id=\"faults\">Faults in force</h2>\n", f);
     if (!json_array_size(faults)) {
         fputs("<p>None: every fake instance answered normally.</p>\n", f);
@@ -536,7 +537,7 @@ static void faults_section(FILE *f, const json_t *root)
     }
     fputs("</ul>\n<table><tr><th class=\"k\">faulted answers</th><th>count</th><th></th></tr>\n",
           f);
-    if (!count_rows(f, report_jpath(root, "inbound", "faulted", NULL)))
+    if (!count_rows(f, jpath_get(root, "inbound.faulted")))
         fputs("<tr><td class=\"k\" colspan=\"3\">none yet</td></tr>\n", f);
     fputs("</table>\n", f);
 }

@@ -12,6 +12,7 @@
 #include "flood/core/hash.h"
 #include "flood/core/html.h"
 #include "flood/core/http.h"
+#include "flood/core/jpath.h"
 #include "sign/sign.h"
 #include "tests/unit/core_server.h"
 #include "tests/check.h"
@@ -207,6 +208,35 @@ static void test_addr(void)
     if (fd >= 0)
         close(fd);
     CHECK(addr_bound(-1, text, &port) == -1, "addr_bound: no socket, -1");
+}
+
+/* ---- JSON paths -------------------------------------------------------------------------- */
+
+static void test_jpath(void)
+{
+    json_error_t je;
+    json_t *doc = json_loads("{\"totals\": {\"latency_ms\": {\"p99\": 12, \"p99.9\": 40},"
+                             " \"n\": 3}, \"a.b\": {\"c\": 1}, \"a\": {\"b\": {\"c\": 2}},"
+                             " \"list\": [1, 2], \"s\": \"x\"}",
+                             0, &je);
+    CHECK(doc != NULL, "jpath: the test document parses (%s)", doc ? "ok" : je.text);
+    if (!doc)
+        return;
+    CHECK(json_integer_value(jpath_get(doc, "totals.latency_ms.p99")) == 12, "a three-key path");
+    CHECK(json_integer_value(jpath_get(doc, "totals.latency_ms.p99.9")) == 40,
+          "a last key holding a dot (p99.9)");
+    CHECK(json_integer_value(jpath_get(doc, "a.b.c")) == 1,
+          "the longest key first: \"a.b\" before \"a\" then \"b\"");
+    CHECK(jpath_get(doc, "") == doc, "the empty path is the document");
+    CHECK(json_integer_value(jpath_get(doc, "totals.n")) == 3, "a two-key path");
+    CHECK(jpath_get(doc, "totals.nope") == NULL && jpath_get(doc, "nope") == NULL &&
+              jpath_get(doc, "totals.latency_ms.p50") == NULL,
+          "a missing key: NULL");
+    CHECK(jpath_get(doc, "list.0") == NULL && jpath_get(doc, "s.x") == NULL,
+          "through an array or a string: NULL");
+    CHECK(jpath_get(NULL, "a") == NULL && jpath_get(doc, NULL) == NULL, "NULL document or path");
+    CHECK(jpath_get(doc, ".totals") == NULL, "a leading dot names no key");
+    json_decref(doc);
 }
 
 /* ---- the bounded fetch ----------------------------------------------------------------- */
@@ -531,6 +561,7 @@ int main(void)
     test_hash();
     test_html();
     test_addr();
+    test_jpath();
     test_fetch();
     return check_done();
 }
