@@ -141,7 +141,7 @@ static int build_headers(struct http_call *c, const struct http_req *req, const 
                          struct flood_err *err)
 {
     const struct http_signer *s = req->signer;
-    if (s && s->dialect != HTTP_SIGN_NONE) {
+    if (s && s->dialect != HTTP_SIGN_NONE && req->method != HTTP_CONNECT_ONLY) {
         struct sign_header ct = {"Content-Type", req->content_type};
         struct sign_params p = {.dialect = (enum sign_dialect)s->dialect,
                                 .key = s->key,

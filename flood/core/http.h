@@ -45,7 +45,7 @@ struct http_signer {
 enum http_method {
     HTTP_GET,
     HTTP_POST,
-    HTTP_CONNECT_ONLY, /* connect (TCP, and TLS for https) and close: no request is sent */
+    HTTP_CONNECT_ONLY, /* connect (TCP, and TLS for https) and close: nothing sent or signed */
 };
 
 /* One request. Everything is borrowed; body must live until the request ends. */
