@@ -12,7 +12,6 @@
 
 #include "flood/core/clock.h"
 #include "flood/core/http.h"
-#include "flood/core/url.h"
 #include "sign/sign.h"
 
 struct job {
