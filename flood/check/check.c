@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "flood/check/check_internal.h"
+#include "flood/core/clock.h"
 #include "flood/send/target.h"
 #include "flood/core/url.h"
 #include "webfinger/activity.h"
@@ -139,7 +140,7 @@ static void step_follow(struct check *c, struct check_result *r, const struct sc
     c->follow_inst = st->instance;
     c->follow_actor = st->actor;
     wf_activity_url(&c->crowd->wf, st->instance, st->actor, from.seq, c->follow_id);
-    c->follow_mono_us = check_mono_us();
+    c->follow_mono_us = clock_mono_us();
     check_send_expect_2xx(c, r, st->instance, st->actor, text, "Follow taken");
     c->following = r->outcome == CHECK_PASS;
     free(text);
@@ -490,14 +491,14 @@ static void step_timer(struct check *c, struct check_result *r, const struct sce
     if (st->kind == SC_TIMER_START) {
         if (c->n_timers < CHECK_TIMERS_MAX) {
             snprintf(c->timers[c->n_timers].name, SCENARIO_NAME_MAX, "%s", st->name);
-            c->timers[c->n_timers++].start_us = check_mono_us();
+            c->timers[c->n_timers++].start_us = clock_mono_us();
         }
         check_set(r, CHECK_PASS, NULL, NULL, "timer %s started", st->name);
         return;
     }
     for (size_t i = c->n_timers; i-- > 0;)
         if (!strcmp(c->timers[i].name, st->name)) {
-            r->ms = (double)(check_mono_us() - c->timers[i].start_us) / 1000.0;
+            r->ms = (double)(clock_mono_us() - c->timers[i].start_us) / 1000.0;
             check_set(r, CHECK_PASS, NULL, NULL, "timer %s: %.0f ms", st->name, r->ms);
             return;
         }
@@ -605,12 +606,12 @@ void check_run(struct check *c, const struct scenario *s, struct check_report *o
         struct check_result *r = &out->results[i];
         r->line = st->line;
         r->step = flood_xstrdup(st->text);
-        uint64_t t0 = check_mono_us();
+        uint64_t t0 = clock_mono_us();
         r->ms = -1;
         run_step(c, st, r);
         /* steps that measure something set ms themselves; the rest show their duration */
         if (r->ms < 0)
-            r->ms = (double)(check_mono_us() - t0) / 1000.0;
+            r->ms = (double)(clock_mono_us() - t0) / 1000.0;
         out->counts[r->outcome]++;
         out->n++;
         if (c->o.verbose)

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "flood/check/check_internal.h"
+#include "flood/core/clock.h"
 #include "flood/send/target.h"
 
 #define POLL_MS 200
@@ -38,15 +39,15 @@ static int mention_seen(struct check *c, const char *note_id, struct flood_err *
 int check_poll_mention(struct check *c, const char *note_id, long ms, double *at_ms,
                        struct flood_err *err)
 {
-    uint64_t t0 = check_mono_us(), end = t0 + (uint64_t)ms * 1000;
+    uint64_t t0 = clock_mono_us(), end = t0 + (uint64_t)ms * 1000;
     for (;;) {
         int s = mention_seen(c, note_id, err);
         if (s != 0) {
             if (at_ms)
-                *at_ms = (double)(check_mono_us() - t0) / 1000.0;
+                *at_ms = (double)(clock_mono_us() - t0) / 1000.0;
             return s;
         }
-        if (check_mono_us() >= end)
+        if (clock_mono_us() >= end)
             return 0;
         check_sleep_ms(POLL_MS);
     }
@@ -150,16 +151,16 @@ void check_step_api_like(struct check *c, struct check_result *r, const struct s
         return;
     }
     struct flood_err e = {0};
-    uint64_t t0 = check_mono_us(), end = t0 + (uint64_t)st->ms * 1000;
+    uint64_t t0 = clock_mono_us(), end = t0 + (uint64_t)st->ms * 1000;
     long n;
     for (;;) {
         n = favourites(c, c->like_object, &e);
-        if (n >= 1 || check_mono_us() >= end)
+        if (n >= 1 || clock_mono_us() >= end)
             break;
         check_sleep_ms(POLL_MS);
     }
     if (n >= 1) {
-        r->ms = (double)(check_mono_us() - t0) / 1000.0;
+        r->ms = (double)(clock_mono_us() - t0) / 1000.0;
         check_set(r, CHECK_PASS, NULL, NULL, "favourites_count %ld", n);
     } else {
         char got[300];
@@ -208,7 +209,7 @@ void check_step_api_follow_crowd(struct check *c, struct check_result *r,
     id = flood_xstrdup(sid);
     json_decref(j);
     j = NULL;
-    uint64_t t0 = check_mono_us(), end = t0 + (uint64_t)st->ms * 1000;
+    uint64_t t0 = clock_mono_us(), end = t0 + (uint64_t)st->ms * 1000;
     path = flood_xasprintf("/api/v1/accounts/%s/follow", id);
     rc = check_api(c, "POST", path, "{}", &s, &j, &e);
     free(path);
@@ -224,13 +225,13 @@ void check_step_api_follow_crowd(struct check *c, struct check_result *r,
         j = NULL;
         if (check_api(c, "GET", path, NULL, &s, &j, &e) == 0 && s == 200)
             following = json_is_true(json_object_get(json_array_get(j, 0), "following"));
-        if (following || check_mono_us() >= end)
+        if (following || clock_mono_us() >= end)
             break;
         check_sleep_ms(POLL_MS);
     }
     free(path);
     if (following) {
-        r->ms = (double)(check_mono_us() - t0) / 1000.0;
+        r->ms = (double)(clock_mono_us() - t0) / 1000.0;
         check_set(r, CHECK_PASS, NULL, NULL, "%s@%s followed, Accept honoured after %.0f ms", name,
                   host, r->ms);
         /* leave the persona as it was: a second run checks the same again */

@@ -72,50 +72,6 @@ const char *check_card_target(const json_t *card)
     return t && *t ? t : NULL;
 }
 
-void check_xml_escape(FILE *f, const char *s)
-{
-    if (!s)
-        return;
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        switch (*p) {
-        case '&':
-            fputs("&amp;", f);
-            break;
-        case '<':
-            fputs("&lt;", f);
-            break;
-        case '>':
-            fputs("&gt;", f);
-            break;
-        case '"':
-            fputs("&quot;", f);
-            break;
-        case '\'':
-            fputs("&#39;", f);
-            break;
-        case '\t':
-            fputs("&#9;", f);
-            break;
-        case '\n':
-            fputs("&#10;", f);
-            break;
-        case '\r':
-            fputs("&#13;", f);
-            break;
-        default:
-            /* XML 1.0 (section 2.2) forbids the other C0 controls and U+FFFE, U+FFFF */
-            if (*p < 0x20) {
-                fputc('?', f);
-            } else if (p[0] == 0xEF && p[1] == 0xBF && (p[2] == 0xBE || p[2] == 0xBF)) {
-                fputc('?', f);
-                p += 2;
-            } else {
-                fputc(*p, f);
-            }
-        }
-    }
-}
-
 int check_write_atomic(const char *path, void (*body)(FILE *f, const void *arg), const void *arg,
                        struct flood_err *err)
 {

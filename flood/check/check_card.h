@@ -24,11 +24,6 @@ json_t *check_card_load(const char *path, struct flood_err *err) FLOOD_WUR;
 /* The card's target name (borrowed): its "target", else its persona's "spec", else NULL. */
 const char *check_card_target(const json_t *card);
 
-/* s escaped for XML and HTML text and attribute values: & < > " ' as entities, tab, line
- * feed and carriage return as character references, other characters XML 1.0 forbids as
- * '?'. NULL writes nothing. */
-void check_xml_escape(FILE *f, const char *s);
-
 /* Write f's content to path atomically: body(f, arg) into path.tmp, then rename. 0, or -1
  * and err naming the file. */
 int check_write_atomic(const char *path, void (*body)(FILE *f, const void *arg), const void *arg,

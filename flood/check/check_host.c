@@ -10,13 +10,7 @@
 #include <time.h>
 
 #include "flood/check/check_internal.h"
-
-uint64_t check_mono_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
+#include "flood/core/clock.h"
 
 int check_host_init(struct check *c, struct flood_err *err)
 {
@@ -138,7 +132,7 @@ static void note_answer(struct check *c, const char *body, size_t len)
             c->recv = flood_xrealloc(c->recv, (c->n_recv + 1) * sizeof(*c->recv));
             c->recv[c->n_recv++] = (struct check_recv){.type = flood_xstrdup(type),
                                                        .object_id = flood_xstrdup(oid),
-                                                       .mono_us = check_mono_us()};
+                                                       .mono_us = clock_mono_us()};
             pthread_cond_broadcast(&c->cond);
         }
         pthread_mutex_unlock(&c->lock);
@@ -156,16 +150,12 @@ int check_wait_answer(struct check *c, const char *follow_id, uint64_t deadline_
                 found = strcmp(c->recv[i].type, "Accept") ? 2 : 1;
                 *at_us = c->recv[i].mono_us;
             }
-        uint64_t now = check_mono_us();
+        uint64_t now = clock_mono_us();
         if (found || now >= deadline_us)
             break;
         /* the condition variable runs on CLOCK_REALTIME: wait in short slices */
         uint64_t slice = deadline_us - now < 100000 ? deadline_us - now : 100000;
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += (long)(slice * 1000);
-        ts.tv_sec += ts.tv_nsec / 1000000000L;
-        ts.tv_nsec %= 1000000000L;
+        struct timespec ts = clock_wall_after_us((int64_t)slice);
         pthread_cond_timedwait(&c->cond, &c->lock, &ts);
     }
     pthread_mutex_unlock(&c->lock);

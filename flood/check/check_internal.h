@@ -85,8 +85,6 @@ struct check {
     size_t n_obj;
 };
 
-uint64_t check_mono_us(void);
-
 /* ---- check.c: shared helpers ---------------------------------------------------------- */
 
 /* Fill r: outcome, expected and got (copied, may be NULL) and a printf-style detail. */

@@ -10,9 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "flood/core/html.h"
 #include "flood/check/check_card.h"
 
-#define esc check_xml_escape
+#define esc html_escape_xml
 
 static const char *jstr(const json_t *o, const char *key)
 {

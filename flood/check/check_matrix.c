@@ -4,9 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "flood/core/html.h"
 #include "flood/check/check_card.h"
 
-#define esc check_xml_escape
+#define esc html_escape_xml
 
 static const char *const results[] = {"pass", "fail", "skip", "deferred", "unsupported"};
 #define N_RESULTS (sizeof(results) / sizeof(results[0]))

@@ -1,7 +1,6 @@
 /* flood/check/check_net.c: the runner's requests: signed inbox POSTs (good, or spoiled on
  * purpose), posts as a crowd actor judged "2xx expected", and Mastodon API calls. Blocking libcurl,
  * one easy handle a call: the runner sends one request at a time. */
-#include <curl/curl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,30 +8,10 @@
 #include <time.h>
 
 #include "flood/check/check_internal.h"
+#include "flood/core/http.h"
 #include "flood/core/url.h"
 
 #define STALE_S (24L * 3600) /* outside every server's window (Mastodon's is the widest) */
-
-struct buf {
-    char *p;
-    size_t len, max;
-    int over;
-};
-
-static size_t on_data(char *ptr, size_t size, size_t nmemb, void *userdata)
-{
-    struct buf *b = userdata;
-    size_t n = size * nmemb;
-    if (b->len + n > b->max) {
-        b->over = 1;
-        return 0;
-    }
-    b->p = flood_xrealloc(b->p, b->len + n + 1);
-    memcpy(b->p + b->len, ptr, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-    return n;
-}
 
 void check_http_free(struct check_http *h)
 {
@@ -45,65 +24,34 @@ int check_net_request(const struct check *c, const char *method, const char *url
                       struct check_http *out, struct flood_err *err)
 {
     memset(out, 0, sizeof(*out));
-    CURL *h = curl_easy_init();
-    if (!h) {
-        flood_err_set(err, FLOOD_EIO, "check: %s '%s': curl_easy_init failed", method, url);
+    int post = !strcmp(method, "POST");
+    if (!post && strcmp(method, "GET")) {
+        flood_err_set(err, FLOOD_EINVAL, "check: %s '%s': only GET and POST", method, url);
         return -1;
     }
-    struct curl_slist *hdrs = NULL, *res = NULL, *conn = NULL;
-    for (size_t i = 0; i < n_lines; i++)
-        hdrs = curl_slist_append(hdrs, lines[i]);
-    hdrs = curl_slist_append(hdrs, "Expect:");
-    for (size_t i = 0; i < c->o.http.n_resolve; i++)
-        res = curl_slist_append(res, c->o.http.resolve[i]);
-    for (size_t i = 0; i < c->o.http.n_connect_to; i++)
-        conn = curl_slist_append(conn, c->o.http.connect_to[i]);
-    struct buf b = {.max = CHECK_BODY_MAX};
-    long timeout = c->o.http.timeout_ms > 0 ? c->o.http.timeout_ms : HTTP_TIMEOUT_MS;
     char ua[64];
     snprintf(ua, sizeof(ua), "flood/%s (check)", FLOOD_VERSION);
-    curl_easy_setopt(h, CURLOPT_URL, url);
-    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout);
-    curl_easy_setopt(h, CURLOPT_USERAGENT, ua);
-    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
-    if (res)
-        curl_easy_setopt(h, CURLOPT_RESOLVE, res);
-    if (conn)
-        curl_easy_setopt(h, CURLOPT_CONNECT_TO, conn);
-    if (c->o.http.insecure) {
-        curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
-        curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
-    }
-    if (c->o.http.cacert)
-        curl_easy_setopt(h, CURLOPT_CAINFO, c->o.http.cacert);
-    if (!strcmp(method, "POST")) {
-        curl_easy_setopt(h, CURLOPT_POST, 1L);
-        curl_easy_setopt(h, CURLOPT_POSTFIELDS, body ? body : "");
-        curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)(body ? len : 0));
-    } else if (strcmp(method, "GET")) {
-        curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
-    }
-    CURLcode rc = curl_easy_perform(h);
-    int ret = 0;
-    if (rc != CURLE_OK) {
-        flood_err_set(err, FLOOD_EIO, "check: %s '%s': %s", method, url,
-                      b.over ? "answer over 1 MiB" : curl_easy_strerror(rc));
-        free(b.p);
-        ret = -1;
-    } else {
-        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &out->status);
-        out->body = b.p;
-        out->len = b.len;
-    }
-    curl_slist_free_all(hdrs);
-    curl_slist_free_all(res);
-    curl_slist_free_all(conn);
-    curl_easy_cleanup(h);
-    return ret;
+    struct http_opts o = c->o.http;
+    o.max_body = CHECK_BODY_MAX;
+    o.max_redirects = 0; /* a redirect is an answer the step judges */
+    o.user_agent = ua;
+    struct http_req req = {.method = post ? HTTP_POST : HTTP_GET,
+                           .url = url,
+                           .body = body,
+                           .body_len = body ? len : 0,
+                           .headers = lines,
+                           .n_headers = n_lines,
+                           .o = &o,
+                           .who = "check"};
+    struct http_resp r;
+    if (http_fetch(&req, &r, err) < 0)
+        return -1;
+    out->status = r.status;
+    out->body = r.body;
+    out->len = r.len;
+    r.body = NULL;
+    http_resp_free(&r);
+    return 0;
 }
 
 int check_net_post(struct check *c, const char *inbox, const char *body, const struct sign_key *key,

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "flood/check/check_internal.h"
+#include "flood/core/clock.h"
 #include "webfinger/activity.h"
 #include "webfinger/content.h"
 #include "webfinger/media.h"
@@ -119,7 +120,7 @@ static int eff_thread(struct check *c, json_t *s, char *got, size_t size)
 static int poll_effect(struct check *c, const char *uri, long ms, effect_fn f, char *got,
                        size_t size)
 {
-    uint64_t end = check_mono_us() + (uint64_t)ms * 1000;
+    uint64_t end = clock_mono_us() + (uint64_t)ms * 1000;
     snprintf(got, size, "no mention notification of %s", uri);
     for (;;) {
         int api_err;
@@ -133,7 +134,7 @@ static int poll_effect(struct check *c, const char *uri, long ms, effect_fn f, c
         json_decref(s);
         if (seen)
             return 1;
-        if (check_mono_us() >= end)
+        if (clock_mono_us() >= end)
             return 0;
         check_sleep_ms(POLL_MS);
     }
@@ -282,11 +283,11 @@ static void step_announce(struct check *c, struct check_result *r, const struct 
         return;
     char *sent = flood_xstrdup(r->detail);
     char got[512];
-    uint64_t end = check_mono_us() + (uint64_t)st->ms * 1000;
+    uint64_t end = clock_mono_us() + (uint64_t)st->ms * 1000;
     long n;
     for (;;) {
         n = reblogs(c, st->instance, author, note, got, sizeof(got));
-        if (n >= 1 || check_mono_us() >= end)
+        if (n >= 1 || clock_mono_us() >= end)
             break;
         check_sleep_ms(POLL_MS);
     }
@@ -421,14 +422,14 @@ static void step_delete(struct check *c, struct check_result *r, const struct sc
         return;
     }
     char *path = flood_xasprintf("/api/v1/statuses/%s", id);
-    uint64_t end = check_mono_us() + (uint64_t)st->ms * 1000;
+    uint64_t end = clock_mono_us() + (uint64_t)st->ms * 1000;
     long s = 0;
     for (;;) {
         json_t *j = NULL;
         if (check_api(c, "GET", path, NULL, &s, &j, &e) < 0)
             s = 0;
         json_decref(j);
-        if (s == 404 || check_mono_us() >= end)
+        if (s == 404 || clock_mono_us() >= end)
             break;
         check_sleep_ms(POLL_MS);
     }

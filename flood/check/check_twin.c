@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "flood/check/check_internal.h"
+#include "flood/core/clock.h"
 
 #define TWIN_WAIT_MIN_MS  10000 /* at least this long for the twin's Accept */
 #define TWIN_AFTER_MIN_MS 1000  /* after the twin's Accept, at least this long for the bad one */
@@ -110,7 +111,7 @@ void check_refusal_by_twin(struct check *c, struct check_result *r, int inst, in
     }
     crowd_key_id(c->crowd, kinst, act, kid);
     struct check_http h = {0}, th = {0};
-    uint64_t sent_us = check_mono_us();
+    uint64_t sent_us = clock_mono_us();
     if (check_net_post(c, c->persona.inbox, bad, crowd_key(c->crowd, kinst, act), kid, SIGN_CAVAGE,
                        variant, &h, &e) < 0) {
         check_set(r, CHECK_FAIL, "refused (400, 401 or 403)", e.msg, NULL);

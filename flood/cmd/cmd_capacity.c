@@ -22,8 +22,11 @@
 
 #include "flood/cmd/cmd.h"
 #include "flood/cmd/run_opts.h"
+#include "flood/core/clock.h"
 #include "flood/core/fsutil.h"
 #include "flood/measure/tqueue.h"
+#include "flood/core/http.h"
+#include "flood/core/jpath.h"
 #include "flood/report/capacity.h"
 #include "flood/report/report.h"
 #include "flood/report/results.h"
@@ -68,25 +71,6 @@ struct sampler {
     pthread_t thread;
 };
 
-static double now_wall(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static size_t collect(char *p, size_t size, size_t n, void *ctx)
-{
-    char **buf = ctx;
-    size_t have = *buf ? strlen(*buf) : 0, add = size * n;
-    if (have + add > 1024 * 1024)
-        return 0; /* a stats document over 1 MiB: refused */
-    *buf = flood_xrealloc(*buf, have + add + 1);
-    memcpy(*buf + have, p, add);
-    (*buf)[have + add] = '\0';
-    return add;
-}
-
 /* The queue depth now: from the stats URL's JSON at queue_path, or the probe command's
  * first number. 0, or -1 when it could not be read. */
 static int queue_depth(const struct cap_opts *o, double *depth)
@@ -112,29 +96,15 @@ static int queue_depth(const struct cap_opts *o, double *depth)
         int rc = pclose(p);
         return ok && rc == 0 ? 0 : -1;
     }
-    CURL *e = curl_easy_init();
-    char *body = NULL;
-    if (!e)
-        return -1;
-    curl_easy_setopt(e, CURLOPT_URL, o->stats_url);
-    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, 2000L);
-    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, collect);
-    curl_easy_setopt(e, CURLOPT_WRITEDATA, &body);
-    long status = 0;
-    int rc = curl_easy_perform(e) == CURLE_OK &&
-                     curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status) == CURLE_OK &&
-                     status == 200
-                 ? 0
-                 : -1;
-    curl_easy_cleanup(e);
-    json_t *j = rc == 0 && body ? json_loads(body, 0, NULL) : NULL;
-    free(body);
-    const json_t *v = j;
-    char path[256];
-    snprintf(path, sizeof(path), "%s", o->queue_path);
-    for (char *save = NULL, *k = strtok_r(path, ".", &save); v && k; k = strtok_r(NULL, ".", &save))
-        v = json_object_get(v, k);
+    /* unsigned, 2 s, a stats document over 1 MiB refused */
+    struct http_opts ho = {.timeout_ms = 2000, .max_body = 1024 * 1024};
+    struct http_req req = {.method = HTTP_GET, .url = o->stats_url, .o = &ho, .who = "capacity"};
+    struct http_resp r;
+    struct flood_err e;
+    int rc = http_fetch(&req, &r, &e) == 0 && r.status == 200 ? 0 : -1;
+    json_t *j = rc == 0 ? json_loadb(r.body, r.len, 0, NULL) : NULL;
+    http_resp_free(&r);
+    const json_t *v = jpath_get(j, o->queue_path);
     rc = json_is_number(v) ? 0 : -1;
     if (rc == 0)
         *depth = json_number_value(v);
@@ -158,7 +128,7 @@ static void *sampler_main(void *arg)
                 sm->cap = sm->cap ? sm->cap * 2 : 64;
                 sm->s = flood_xrealloc(sm->s, sm->cap * sizeof(*sm->s));
             }
-            sm->s[sm->n++] = (struct cap_sample){.t = now_wall(), .depth = d};
+            sm->s[sm->n++] = (struct cap_sample){.t = clock_wall_s(), .depth = d};
             pthread_mutex_unlock(&sm->lock);
         }
         struct timespec ts = {.tv_sec = 0, .tv_nsec = 500000000};
@@ -174,10 +144,10 @@ static double drain(const struct cap_opts *o, double rate)
     if (!o->stats_url && !o->probe_cmd && !o->n_tq)
         return 0;
     double below = o->drain_below >= 0 ? o->drain_below : fmax(1, rate * 0.02);
-    double t0 = now_wall(), d;
-    while (!cap_stop && now_wall() - t0 < o->cooldown_s) {
+    double t0 = clock_wall_s(), d;
+    while (!cap_stop && clock_wall_s() - t0 < o->cooldown_s) {
         if (queue_depth(o, &d) == 0 && d <= below)
-            return now_wall() - t0;
+            return clock_wall_s() - t0;
         struct timespec ts = {.tv_sec = 0, .tv_nsec = 500000000};
         nanosleep(&ts, NULL);
     }

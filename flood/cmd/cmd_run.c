@@ -5,7 +5,6 @@
 #include "flood/cmd/cmd_run.h"
 
 #include <arpa/inet.h>
-#include <curl/curl.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
@@ -22,7 +21,10 @@
 #include "flood/cmd/presets.h"
 #include "flood/cmd/run_opts.h"
 #include "flood/cmd/run_shard.h"
+#include "flood/core/clock.h"
+#include "flood/core/http.h"
 #include "flood/core/steal.h"
+#include "flood/core/url.h"
 #include "flood/crowd/crowd.h"
 #include "flood/crowd/dns.h"
 #include "flood/dash/dash.h"
@@ -101,18 +103,10 @@ static void tramp_flight(void *ctx, int instance, int delta)
 /* Allow the inbound side to fetch keys from the host[:port] of url. */
 static void allow_host_of(struct inbound_opts *io, const char *url)
 {
-    CURLU *h = url ? curl_url() : NULL;
-    char *host = NULL, *port = NULL;
-    if (h && curl_url_set(h, CURLUPART_URL, url, 0) == CURLUE_OK &&
-        curl_url_get(h, CURLUPART_HOST, &host, 0) == CURLUE_OK) {
-        curl_url_get(h, CURLUPART_PORT, &port, CURLU_NO_DEFAULT_PORT);
-        char buf[600];
-        snprintf(buf, sizeof(buf), "%s%s%s", host, port ? ":" : "", port ? port : "");
-        inbound_opts_allow_host(io, buf);
-    }
-    curl_free(host);
-    curl_free(port);
-    curl_url_cleanup(h);
+    struct url_parts u;
+    struct flood_err e;
+    if (url && url_split(url, &u, &e) == 0)
+        inbound_opts_allow_host(io, u.authority); /* host[:port], the port when not default */
 }
 
 static int tramp_object(void *ctx, const struct server_req *req, struct wf_doc *out)
@@ -137,9 +131,9 @@ static void live_inbound(void *ctx, char *buf, size_t size)
     inbound_live(ctx, buf, size);
 }
 
-/* Open each distinct inbox origin of urls once, with the --resolve entries in resolve. */
-static int preflight_each(const struct run_opts *ro, const struct curl_slist *resolve, char **urls,
-                          size_t n, struct flood_err *err)
+/* Connect to every distinct inbox origin once (TCP, and TLS for https) before the start,
+ * through the --resolve entries. */
+static int preflight(const struct run_opts *ro, char **urls, size_t n, struct flood_err *err)
 {
     for (size_t i = 0; i < n; i++) {
         int seen = 0;
@@ -147,62 +141,34 @@ static int preflight_each(const struct run_opts *ro, const struct curl_slist *re
             seen = !strcmp(urls[i], urls[j]);
         if (seen)
             continue;
-        CURL *e = curl_easy_init();
-        if (!e) {
-            flood_err_set(err, FLOOD_EIO, "run: out of memory");
+        /* from the first sending address: it must be usable too */
+        struct in_addr ia = {.s_addr = htonl(ro->sndo.src_base)};
+        char src[INET_ADDRSTRLEN] = "";
+        if (ro->sndo.src_count)
+            inet_ntop(AF_INET, &ia, src, sizeof(src));
+        size_t n_resolve = 0;
+        const char *const *rv = inbound_opts_resolve(ro->io, &n_resolve);
+        struct http_opts ho = {.resolve = rv,
+                               .n_resolve = n_resolve,
+                               .insecure = ro->sndo.insecure,
+                               .cacert = ro->sndo.cacert,
+                               .timeout_ms = ro->sndo.timeout_ms > 0 && ro->sndo.timeout_ms < 5000
+                                                 ? ro->sndo.timeout_ms
+                                                 : 5000,
+                               .source = src[0] ? src : NULL};
+        struct http_req req = {.method = HTTP_CONNECT_ONLY,
+                               .url = urls[i],
+                               .o = &ho,
+                               .who = "target unreachable before the start"};
+        struct http_resp r;
+        struct flood_err e;
+        if (http_fetch(&req, &r, &e) < 0) {
+            flood_err_set(err, FLOOD_EIO, "run: %s (--no-check runs anyway)", e.msg);
             return -1;
         }
-        char ebuf[CURL_ERROR_SIZE] = "";
-        curl_easy_setopt(e, CURLOPT_URL, urls[i]);
-        curl_easy_setopt(e, CURLOPT_CONNECT_ONLY, 1L);
-        curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-        curl_easy_setopt(e, CURLOPT_ERRORBUFFER, ebuf);
-        long t = ro->sndo.timeout_ms > 0 && ro->sndo.timeout_ms < 5000 ? ro->sndo.timeout_ms : 5000;
-        curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, t);
-        if (resolve)
-            curl_easy_setopt(e, CURLOPT_RESOLVE, resolve);
-        if (ro->sndo.insecure) {
-            curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
-            curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
-        }
-        if (ro->sndo.cacert)
-            curl_easy_setopt(e, CURLOPT_CAINFO, ro->sndo.cacert);
-        if (ro->sndo.src_count) {
-            /* from the first sending address: it must be usable too */
-            struct in_addr ia = {.s_addr = htonl(ro->sndo.src_base)};
-            char ifb[64] = "host!";
-            inet_ntop(AF_INET, &ia, ifb + 5, sizeof(ifb) - 5);
-            curl_easy_setopt(e, CURLOPT_INTERFACE, ifb);
-        }
-        CURLcode rc = curl_easy_perform(e);
-        curl_easy_cleanup(e);
-        if (rc != CURLE_OK) {
-            flood_err_set(err, FLOOD_EIO,
-                          "run: target unreachable before the start: %s: %s (--no-check runs "
-                          "anyway)",
-                          urls[i], ebuf[0] ? ebuf : curl_easy_strerror(rc));
-            return -1;
-        }
+        http_resp_free(&r);
     }
     return 0;
-}
-
-/* Connect to every distinct inbox origin once (TCP, and TLS for https) before the start,
- * through the --resolve entries. */
-static int preflight(const struct run_opts *ro, char **urls, size_t n, struct flood_err *err)
-{
-    size_t n_resolve = 0;
-    const char *const *rv = inbound_opts_resolve(ro->io, &n_resolve);
-    struct curl_slist *resolve = NULL;
-    for (size_t i = 0; i < n_resolve; i++) {
-        struct curl_slist *l = curl_slist_append(resolve, rv[i]);
-        if (!l)
-            abort();
-        resolve = l;
-    }
-    int rc = preflight_each(ro, resolve, urls, n, err);
-    curl_slist_free_all(resolve);
-    return rc;
 }
 
 /* Resolve every persona (WebFinger, then a signed GET of its actor and outbox). With
@@ -250,13 +216,6 @@ static void personas_free(struct persona *p, size_t n)
         persona_free(&p[i]);
     free(p);
 }
-static int64_t clock_ns(clockid_t id)
-{
-    struct timespec ts;
-    clock_gettime(id, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* One run: its options and everything it starts, freed by run_free in reverse. */
 struct run {
     struct run_opts ro;
@@ -532,7 +491,7 @@ static void run_accept_wait(struct run *r)
         nanosleep(&ts, NULL);
         /* the event loop is done, so the stats are this thread's now */
         graced = 1;
-        stats_tick(r->st, clock_ns(CLOCK_MONOTONIC) - r->start_mono, 0);
+        stats_tick(r->st, clock_mono_ns() - r->start_mono, 0);
         dash_push(r->dash, r->st);
     }
     if (graced) /* close the last grace second too */
@@ -544,7 +503,7 @@ static int run_send(struct run *r, struct flood_err *err)
 {
     if (r->ro.start_at) { /* --start-at: wait for the common start, less the signers' head start */
         int64_t wake = r->ro.start_at * 1000000000 - START_DELAY_NS;
-        if (!r->ro.quiet && wake > clock_ns(CLOCK_REALTIME))
+        if (!r->ro.quiet && wake > clock_wall_ns())
             fprintf(stderr, "flood: run: shard %" PRIu64 "/%" PRIu64 " waits for %s\n",
                     r->ro.shard_k, r->ro.shard_n ? r->ro.shard_n : 1, r->ro.start_at_s);
         struct timespec ts = {.tv_sec = (time_t)(wake / 1000000000),
@@ -552,7 +511,7 @@ static int run_send(struct run *r, struct flood_err *err)
         while (clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &ts, NULL) == EINTR)
             ;
     }
-    int64_t wall_now = clock_ns(CLOCK_REALTIME), mono_now = clock_ns(CLOCK_MONOTONIC);
+    int64_t wall_now = clock_wall_ns(), mono_now = clock_mono_ns();
     r->start_wall = r->ro.start_at ? r->ro.start_at * 1000000000 : wall_now + START_DELAY_NS;
     r->start_mono = mono_now + (r->start_wall - wall_now);
     results_iso8601((time_t)(r->start_wall / 1000000000), r->started_at, sizeof(r->started_at));

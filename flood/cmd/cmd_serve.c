@@ -10,6 +10,7 @@
 
 #include "flood/cmd/cmd.h"
 #include "flood/core/opt.h"
+#include "flood/core/clock.h"
 #include "flood/crowd/crowd.h"
 #include "flood/crowd/dns.h"
 #include "flood/dash/dash.h"
@@ -114,13 +115,6 @@ static void print_fetches(struct fetches *f)
     fprintf(stderr, "%s, repeats %llu\n", *sep == ',' ? ")" : "", (unsigned long long)repeats);
 }
 
-static int64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* --dashboard: the page's listener, fed by serve_wait; prints its URL. */
 static struct dash *serve_dash_start(const struct crowd_opts *co, struct inbound *in,
                                      struct fetches *f, struct server *srv, struct dash_crowd **dc,
@@ -150,13 +144,13 @@ static struct dash *serve_dash_start(const struct crowd_opts *co, struct inbound
  * the end of each second from now. */
 static void serve_wait(const sigset_t *set, struct dash *dash, struct dash_crowd *dc)
 {
-    int64_t t0 = mono_ns(),
+    int64_t t0 = clock_mono_ns(),
             end = serve_a.exit_after > 0 ? t0 + serve_a.exit_after * 1000000000LL : 0;
     size_t t = 0;
     if (dash)
         dash_set_start(dash, t0);
     for (;;) {
-        int64_t now = mono_ns();
+        int64_t now = clock_mono_ns();
         if (end && now >= end)
             return;
         int64_t until = end ? end : now + 3600 * 1000000000LL;
@@ -171,7 +165,7 @@ static void serve_wait(const sigset_t *set, struct dash *dash, struct dash_crowd
             if (sig < 0 && errno != EAGAIN && errno != EINTR)
                 return;
         }
-        while (dash && mono_ns() >= t0 + (int64_t)(t + 1) * 1000000000LL)
+        while (dash && clock_mono_ns() >= t0 + (int64_t)(t + 1) * 1000000000LL)
             dash_push_json(dash, dash_crowd_row(dc, t++));
     }
 }

@@ -9,8 +9,10 @@
  * becomes "/b"); the fragment is dropped, since it is never sent (RFC 9110 section 7.1).
  *
  * The room flood/core/: what every other room of the daemon may use and that knows nothing
- * of the crowd or the run: URLs (url.c), listening addresses (addr.c), the blocking signed
- * GET (http.c). It calls sign/ and the libraries only. */
+ * of the crowd or the run: URLs (url.c), listening addresses (addr.c), the bounded signed
+ * request (http.c), the clocks (clock.c), the hash (hash.h), HTML escaping (html.c),
+ * JSON paths (jpath.c). It calls sign/
+ * and the libraries only. */
 #ifndef FLOOD_URL_H
 #define FLOOD_URL_H
 

@@ -15,6 +15,7 @@
 #include <openssl/crypto.h>
 
 #include "flood/core/addr.h"
+#include "flood/core/clock.h"
 #include "flood/core/fsutil.h"
 #include "flood/core/opt.h"
 #include "flood/crowd/tls.h"
@@ -387,8 +388,7 @@ static size_t keys_missing(const char *dir, size_t n)
 /* Wait for the key threads; with keys to make, say how many are made each second. */
 static void keygen_wait(struct keygen_shared *sh, size_t to_make, int quiet)
 {
-    struct timespec next;
-    clock_gettime(CLOCK_MONOTONIC, &next);
+    struct timespec next = clock_mono_after(0);
     pthread_mutex_lock(&sh->mu);
     while (sh->running > 0) {
         next.tv_sec += 1;
@@ -423,8 +423,7 @@ static int run_keygen(struct crowd *c, const char *dir, struct flood_err *err)
     struct keygen *g = flood_xcalloc(nthreads, sizeof(*g));
     pthread_t *tids = flood_xcalloc(nthreads, sizeof(*tids));
     int *started = flood_xcalloc(nthreads, sizeof(*started));
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int64_t t0 = clock_mono_ns();
     for (size_t t = 0; t < nthreads; t++) {
         g[t] = (struct keygen){.c = c, .dir = dir, .from = t, .step = nthreads, .sh = &sh};
         pthread_mutex_lock(&sh.mu);
@@ -452,10 +451,10 @@ static int run_keygen(struct crowd *c, const char *dir, struct flood_err *err)
             rc = -1;
         }
     }
-    clock_gettime(CLOCK_MONOTONIC, &t1);
+    int64_t t1 = clock_mono_ns();
     if (!rc && !c->opts.quiet)
         fprintf(stderr, "crowd: %zu keys (%zu generated) in %s, %.2f s\n", c->n_keys, generated,
-                dir, (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+                dir, (double)(t1 - t0) / 1e9);
     pthread_cond_destroy(&sh.cv);
     pthread_mutex_destroy(&sh.mu);
     free(started);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "flood/core/addr.h"
+#include "flood/core/clock.h"
 
 #define DNS_TCP_MAX     64    /* TCP connections open at once; more are closed at accept */
 #define DNS_TCP_IDLE_MS 10000 /* a TCP connection quiet this long is closed */
@@ -42,9 +43,7 @@ struct dns {
 
 static long long now_ms(void)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+    return clock_mono_ms();
 }
 
 static void set_nonblock(int fd)

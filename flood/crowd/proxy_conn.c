@@ -11,6 +11,7 @@
  *
  * Buffers are bounded: a side is read only while the buffer it fills has room. */
 #include "flood/crowd/proxy_internal.h"
+#include "flood/core/clock.h"
 
 #include <errno.h>
 #include <netinet/in.h>
@@ -24,9 +25,7 @@
 
 int64_t pconn_now_ms(void)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+    return clock_mono_ms();
 }
 
 void pconn_emit(struct proxy *p, const struct proxy_event *ev)

@@ -23,6 +23,7 @@
 #include "flood/core/addr.h"
 #include "flood/crowd/dns.h"
 #include "flood/crowd/tls_sni.h"
+#include "flood/core/clock.h"
 #include "sign/sign.h"
 #include "webfinger/page.h"
 #include "webfinger/png.h"
@@ -49,7 +50,7 @@ struct server {
     struct MHD_Daemon *mhd;
     struct dns *dns; /* --dns, or NULL */
     int port;
-    char address[128];
+    char address[ADDR_TEXT_MAX];
     /* the fault timer: a thread resuming delayed connections at their due time */
     pthread_t timer;
     int timer_started;
@@ -70,7 +71,7 @@ struct request {
     int resumed;     /* came back from a delay */
     int flight_inst; /* an inbox POST to this instance, counted in flight (inbox_flight) */
     /* for the served hook: a GET or HEAD of a crowd host, and what was answered */
-    struct timespec t0;      /* the request's first call */
+    uint64_t t0_us;          /* the request's first call, CLOCK_MONOTONIC */
     int fetch;               /* GET/HEAD routed to a crowd host (or its unknown path) */
     int head;                /* HEAD: no body goes out */
     int status;              /* the status queued, 0 before */
@@ -140,13 +141,6 @@ static void cork(struct request *rq, struct MHD_Connection *conn)
     gnutls_record_cork(rq->corked);
 }
 
-static long ms_since(const struct timespec *t0)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (long)(t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
-}
-
 /* At completion the corked answer goes out. Should the socket be full after all, a completed
  * answer waits for room up to SERVER_FLUSH_MS; one that still cannot leave ends its
  * connection (counted: unflushed) rather than sit in GnuTLS with no write to come. 0 when
@@ -163,10 +157,9 @@ static int uncork(struct server *s, struct request *rq, struct MHD_Connection *c
         MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
     if (!fd)
         return 0;
-    struct timespec t0;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int64_t t0 = clock_mono_ms();
     while ((rc == GNUTLS_E_AGAIN || rc == GNUTLS_E_INTERRUPTED) &&
-           ms_since(&t0) < SERVER_FLUSH_MS) {
+           clock_mono_ms() - t0 < SERVER_FLUSH_MS) {
         /* POLLOUT waits for half the send buffer free: a record may fit sooner */
         struct pollfd p = {.fd = fd->connect_fd, .events = POLLOUT};
         poll(&p, 1, 10);
@@ -289,8 +282,7 @@ static void *timer_main(void *arg)
     struct server *s = arg;
     pthread_mutex_lock(&s->lock);
     while (!s->stopping) {
-        struct timespec now;
-        clock_gettime(CLOCK_MONOTONIC, &now);
+        struct timespec now = clock_mono_after(0);
         struct suspended **pp = &s->pending, *next_due = NULL;
         while (*pp) {
             struct suspended *p = *pp;
@@ -339,13 +331,7 @@ static int suspend_for(struct server *s, struct MHD_Connection *conn, struct req
     p->conn = conn;
     p->req = rq;
     p->hang = hang;
-    clock_gettime(CLOCK_MONOTONIC, &p->due);
-    p->due.tv_sec += delay_ms / 1000;
-    p->due.tv_nsec += (delay_ms % 1000) * 1000000L;
-    if (p->due.tv_nsec >= 1000000000L) {
-        p->due.tv_sec++;
-        p->due.tv_nsec -= 1000000000L;
-    }
+    p->due = clock_mono_after(delay_ms);
     pthread_mutex_lock(&s->lock);
     if (s->stopping) {
         pthread_mutex_unlock(&s->lock);
@@ -511,7 +497,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     struct request *rq = *con_cls;
     if (!rq) {
         rq = flood_xcalloc(1, sizeof(*rq));
-        clock_gettime(CLOCK_MONOTONIC, &rq->t0);
+        rq->t0_us = clock_mono_us();
         *con_cls = rq;
         atomic_fetch_add(&s->requests, 1);
         const char *host = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Host");
@@ -618,10 +604,7 @@ static void report_served(struct server *s, struct request *rq, enum MHD_Request
 {
     if (!s->hooks.served || !rq->fetch || !rq->status)
         return;
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    int64_t us =
-        (int64_t)(now.tv_sec - rq->t0.tv_sec) * 1000000 + (now.tv_nsec - rq->t0.tv_nsec) / 1000;
+    int64_t us = (int64_t)(clock_mono_us() - rq->t0_us);
     uint64_t bytes = rq->bytes;
     if (rq->head)
         bytes = 0;
@@ -736,22 +719,20 @@ struct server *server_start(struct crowd *crowd, const struct server_hooks *hook
         goto fail;
     }
     const union MHD_DaemonInfo *di = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_LISTEN_FD);
-    struct sockaddr_storage bound;
-    socklen_t bl = sizeof(bound);
-    if (!di || getsockname(di->listen_fd, (struct sockaddr *)&bound, &bl)) {
+    if (!di || addr_bound(di->listen_fd, s->address, &s->port) < 0) {
         flood_err_set(err, FLOOD_EIO, "server: cannot read the bound address");
         goto fail;
     }
-    char host[INET6_ADDRSTRLEN], port[16];
-    getnameinfo((struct sockaddr *)&bound, bl, host, sizeof(host), port, sizeof(port),
-                NI_NUMERICHOST | NI_NUMERICSERV);
-    s->port = atoi(port);
-    snprintf(s->address, sizeof(s->address), bound.ss_family == AF_INET6 ? "[%s]:%s" : "%s:%s",
-             host, port);
     if (crowd->opts.dns) {
+        struct sockaddr_storage bound;
+        socklen_t bl = sizeof(bound);
         struct dns_zone z = {.wf = &crowd->wf,
                              .src_base = crowd->opts.dns_src_base,
                              .src_count = crowd->opts.dns_src_count};
+        if (getsockname(di->listen_fd, (struct sockaddr *)&bound, &bl) < 0) {
+            flood_err_set(err, FLOOD_EIO, "server: cannot read the bound address");
+            goto fail;
+        }
         if (dns_zone_address(&z, &bound, crowd->opts.dns, err) ||
             !(s->dns = dns_start(crowd->opts.dns, &z, err)))
             goto fail;

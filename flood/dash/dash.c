@@ -4,9 +4,7 @@
  * pays one copy of each second under a lock. */
 #include "flood/dash/dash_internal.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
-#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "flood/core/clock.h"
 #include "flood/report/results.h"
 
 #define BODY_MAX   4096 /* an API body */
@@ -91,9 +90,7 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *out, size_t max)
         pthread_mutex_lock(&d->lock);
         char *ev;
         while (!(ev = next_event(s)) && !d->stopping && !(s->end_sent && d->finished)) {
-            struct timespec ts;
-            clock_gettime(CLOCK_MONOTONIC, &ts);
-            ts.tv_sec += 1;
+            struct timespec ts = clock_mono_after(1000);
             pthread_cond_timedwait(&d->cond, &d->lock, &ts);
             if (time(NULL) - s->last_write >= 15)
                 break; /* a comment keeps proxies and the browser's stream alive */
@@ -262,53 +259,22 @@ static void on_done(void *cls, struct MHD_Connection *c, void **con_cls,
 
 /* ---- life ------------------------------------------------------------------------------ */
 
-static int parse_addr(const char *spec, struct sockaddr_storage *ss, struct flood_err *err)
-{
-    char host[128];
-    const char *colon = spec ? strrchr(spec, ':') : NULL;
-    if (!colon || !colon[1] || (size_t)(colon - spec) >= sizeof(host))
-        goto bad;
-    size_t hl = (size_t)(colon - spec);
-    memcpy(host, spec, hl);
-    host[hl] = 0;
-    char *h = host;
-    if (hl >= 2 && host[0] == '[' && host[hl - 1] == ']') {
-        host[hl - 1] = 0;
-        h = host + 1;
-    }
-    struct addrinfo hints = {.ai_family = AF_UNSPEC,
-                             .ai_socktype = SOCK_STREAM,
-                             .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV};
-    struct addrinfo *ai = NULL;
-    if (!h[0] || getaddrinfo(h, colon + 1, &hints, &ai) || !ai)
-        goto bad;
-    memcpy(ss, ai->ai_addr, ai->ai_addrlen);
-    freeaddrinfo(ai);
-    return 0;
-bad:
-    flood_err_set(err, FLOOD_EINVAL, "dashboard: bad address '%s' (want ADDR:PORT)",
-                  spec ? spec : "");
-    return -1;
-}
-
 int dash_check_addr(const char *addr, struct flood_err *err)
 {
     struct sockaddr_storage ss;
-    return parse_addr(addr, &ss, err);
+    return addr_parse(addr, "dashboard", 0, &ss, NULL, err);
 }
 
 struct dash *dash_start(const struct dash_opts *o, struct flood_err *err)
 {
     struct sockaddr_storage ss;
-    if (parse_addr(o->addr, &ss, err))
+    if (addr_parse(o->addr, "dashboard", 0, &ss, NULL, err))
         return NULL;
     struct dash *d = flood_xcalloc(1, sizeof(*d));
     d->token = o->token && o->token[0] ? flood_xstrdup(o->token) : NULL;
     d->title = flood_xstrdup(o->title ? o->title : "flood");
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
     snprintf(d->instance, sizeof(d->instance), "%lx-%llx", (unsigned long)getpid(),
-             (unsigned long long)now.tv_sec * 1000000000ULL + (unsigned long long)now.tv_nsec);
+             (unsigned long long)clock_wall_ns());
     d->steer = o->steer;
     d->own_log = o->steer ? NULL : steer_new();
     d->log = o->steer ? o->steer : d->own_log;
@@ -335,22 +301,11 @@ struct dash *dash_start(const struct dash_opts *o, struct flood_err *err)
         return NULL;
     }
     const union MHD_DaemonInfo *di = MHD_get_daemon_info(d->mhd, MHD_DAEMON_INFO_LISTEN_FD);
-    struct sockaddr_storage bound;
-    socklen_t bl = sizeof(bound);
-    if (!di || getsockname(di->listen_fd, (struct sockaddr *)&bound, &bl)) {
+    if (!di || addr_bound(di->listen_fd, d->address, NULL) < 0) {
         flood_err_set(err, FLOOD_EIO, "dashboard: cannot read the bound address");
         dash_stop(d);
         return NULL;
     }
-    int v6 = bound.ss_family == AF_INET6;
-    char host[INET6_ADDRSTRLEN] = "?";
-    inet_ntop(bound.ss_family,
-              v6 ? (void *)&((struct sockaddr_in6 *)&bound)->sin6_addr
-                 : (void *)&((struct sockaddr_in *)&bound)->sin_addr,
-              host, sizeof(host));
-    int port = ntohs(v6 ? ((struct sockaddr_in6 *)&bound)->sin6_port
-                        : ((struct sockaddr_in *)&bound)->sin_port);
-    snprintf(d->address, sizeof(d->address), v6 ? "[%s]:%d" : "%s:%d", host, port);
     return d;
 }
 

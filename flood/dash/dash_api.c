@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "flood/core/clock.h"
 #include "flood/dash/dash_internal.h"
 #include "flood/report/results.h"
 #include "flood/send/sched.h"
@@ -116,12 +117,10 @@ static enum MHD_Result fault(struct dash *d, struct MHD_Connection *c, const jso
     struct flood_err err;
     if (inbound_fault_switch(d->in, cmd.text, cmd.on, &err))
         return dash_error(c, MHD_HTTP_BAD_REQUEST, err.msg);
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
     pthread_mutex_lock(&d->lock);
     int64_t mono0 = d->mono0;
     pthread_mutex_unlock(&d->lock);
-    int64_t now = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    int64_t now = clock_mono_ns();
     cmd.t_s = mono0 && now > mono0 ? (double)(now - mono0) / 1e9 : 0;
     steer_record(d->log, &cmd);
     pthread_cond_broadcast(&d->cond);

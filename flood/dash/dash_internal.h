@@ -6,11 +6,12 @@
 #include <microhttpd.h>
 #include <pthread.h>
 
+#include "flood/core/addr.h"
 #include "flood/dash/dash.h"
 
 struct dash {
     struct MHD_Daemon *mhd;
-    char address[80];
+    char address[ADDR_TEXT_MAX];
     char instance[40]; /* this listener's id: a page finding another one starts over */
     char *token, *title;
     struct steer *steer;   /* the run's, or NULL (flood serve) */

@@ -10,7 +10,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "flood/core/url.h"
+#include "flood/core/clock.h"
+#include "flood/core/http.h"
 #include "sign/sign.h"
 
 struct job {
@@ -19,16 +20,14 @@ struct job {
     char *inbox, *body;
     size_t body_len;
     int tries;
-    uint64_t due_us; /* CLOCK_MONOTONIC */
-    CURL *easy;
-    struct curl_slist *hdrs;
-    char retry_after[64];
-    char ebuf[CURL_ERROR_SIZE];
+    uint64_t due_us;        /* CLOCK_MONOTONIC */
+    struct http_call *call; /* the try in flight, or NULL */
 };
 
 struct deliver {
     struct crowd *crowd;
-    struct curl_slist *resolve;
+    char **resolve; /* curl-style HOST:PORT:ADDR entries */
+    size_t n_resolve;
     CURLM *multi;
     pthread_t thread;
     pthread_mutex_t lock;
@@ -39,13 +38,6 @@ struct deliver {
     uint64_t deadline_us;
     struct deliver_stats st;
 };
-
-static uint64_t now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
 
 long deliver_retry_delay_ms(int tries, long status, const char *retry_after, time_t now)
 {
@@ -90,102 +82,54 @@ long deliver_retry_delay_ms(int tries, long status, const char *retry_after, tim
     return delay;
 }
 
+static void free_strs(char **v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
 static void job_free(struct job *j)
 {
     if (!j)
         return;
-    curl_slist_free_all(j->hdrs);
+    http_call_free(j->call);
     free(j->inbox);
     free(j->body);
     free(j);
-}
-
-static size_t on_header(char *data, size_t size, size_t nmemb, void *ud)
-{
-    struct job *j = ud;
-    size_t n = size * nmemb;
-    if (n > 12 && !strncasecmp(data, "retry-after:", 12)) {
-        size_t v = n - 12;
-        if (v >= sizeof(j->retry_after))
-            v = sizeof(j->retry_after) - 1;
-        memcpy(j->retry_after, data + 12, v);
-        j->retry_after[v] = '\0';
-    }
-    return n;
-}
-
-static size_t on_body(char *data, size_t size, size_t nmemb, void *ud)
-{
-    (void)data;
-    (void)ud;
-    return size * nmemb; /* the answer's body is not needed */
 }
 
 /* Sign and start one try of j. 0, or -1 when it cannot even be built (counted failed). */
 static int start(struct deliver *d, struct job *j)
 {
     char key_id[WF_URL_MAX];
-    struct url_parts u;
-    struct flood_err err = {0};
-    if (url_split(j->inbox, &u, &err) < 0)
-        return -1;
-    struct sign_header ct = {"Content-Type", "application/activity+json"};
-    struct sign_msg msg = {.method = "POST",
-                           .scheme = u.scheme,
-                           .authority = u.authority,
-                           .path = u.target,
-                           .headers = &ct,
-                           .n_headers = 1,
-                           .body = j->body,
-                           .body_len = j->body_len};
     crowd_key_id(d->crowd, j->instance, j->actor, key_id);
-    struct sign_params sp = {.dialect = SIGN_CAVAGE,
-                             .key = crowd_key(d->crowd, j->instance, j->actor),
-                             .key_id = key_id,
-                             .now = time(NULL)};
-    struct sign_out so = {0};
-    if (sign_request(&sp, &msg, &so, &err) < 0)
+    struct http_signer s = {.dialect = SIGN_CAVAGE,
+                            .key = crowd_key(d->crowd, j->instance, j->actor),
+                            .key_id = key_id};
+    struct http_opts o = {.resolve = (const char *const *)d->resolve,
+                          .n_resolve = d->n_resolve,
+                          .timeout_ms = DELIVER_TIMEOUT_MS};
+    struct http_req req = {.method = HTTP_POST,
+                           .url = j->inbox,
+                           .accept = "application/activity+json",
+                           .content_type = "application/activity+json",
+                           .body = j->body,
+                           .body_len = j->body_len,
+                           .signer = &s,
+                           .o = &o,
+                           .discard_body = 1, /* the answer's body is not needed */
+                           .who = "deliver"};
+    struct flood_err err = {0};
+    http_call_free(j->call);
+    j->call = http_call_new(&req, j, &err);
+    if (!j->call)
         return -1;
-    curl_slist_free_all(j->hdrs);
-    j->hdrs = NULL;
-    struct curl_slist *t;
-    for (size_t i = 0; i < so.n; i++)
-        if ((t = curl_slist_append(j->hdrs, so.lines[i])))
-            j->hdrs = t;
-    sign_out_free(&so);
-    if ((t = curl_slist_append(j->hdrs, "Content-Type: application/activity+json")))
-        j->hdrs = t;
-    if ((t = curl_slist_append(j->hdrs, "Accept: application/activity+json")))
-        j->hdrs = t;
-    if ((t = curl_slist_append(j->hdrs, "Expect:")))
-        j->hdrs = t;
-    CURL *h = curl_easy_init();
-    if (!h)
-        return -1;
-    j->retry_after[0] = '\0';
-    j->ebuf[0] = '\0';
-    curl_easy_setopt(h, CURLOPT_URL, j->inbox);
-    curl_easy_setopt(h, CURLOPT_POST, 1L);
-    curl_easy_setopt(h, CURLOPT_POSTFIELDS, j->body);
-    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, (long)j->body_len);
-    curl_easy_setopt(h, CURLOPT_HTTPHEADER, j->hdrs);
-    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(h, CURLOPT_HEADERDATA, j);
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)DELIVER_TIMEOUT_MS);
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
-    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(h, CURLOPT_USERAGENT, "flood/" FLOOD_VERSION);
-    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, j->ebuf);
-    curl_easy_setopt(h, CURLOPT_PRIVATE, j);
-    if (d->resolve)
-        curl_easy_setopt(h, CURLOPT_RESOLVE, d->resolve);
-    if (curl_multi_add_handle(d->multi, h) != CURLM_OK) {
-        curl_easy_cleanup(h);
+    if (curl_multi_add_handle(d->multi, http_call_easy(j->call)) != CURLM_OK) {
+        http_call_free(j->call);
+        j->call = NULL;
         return -1;
     }
-    j->easy = h;
     j->tries++;
     return 0;
 }
@@ -193,7 +137,7 @@ static int start(struct deliver *d, struct job *j)
 /* Move due jobs into the multi handle; the wait until the next due one, in ms. */
 static long start_due(struct deliver *d)
 {
-    uint64_t now = now_us();
+    uint64_t now = clock_mono_us();
     long wait = 1000;
     pthread_mutex_lock(&d->lock);
     struct job **p = &d->waiting;
@@ -225,16 +169,20 @@ static long start_due(struct deliver *d)
 
 static void finish(struct deliver *d, CURL *h, CURLcode rc)
 {
-    struct job *j = NULL;
-    long status = 0;
-    curl_easy_getinfo(h, CURLINFO_PRIVATE, (char **)&j);
-    if (rc == CURLE_OK)
-        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+    struct http_call *call = http_call_of(h);
+    struct job *j = http_call_user(call);
+    struct http_resp r;
+    struct flood_err err;
+    long status = 0; /* a transport error or a timeout: retried as a 5xx is */
     curl_multi_remove_handle(d->multi, h);
-    curl_easy_cleanup(h);
-    j->easy = NULL;
-    long delay = deliver_retry_delay_ms(j->tries, status, j->retry_after[0] ? j->retry_after : NULL,
-                                        time(NULL));
+    int done = http_call_done(call, rc, &r, &err) == 0;
+    if (done)
+        status = r.status;
+    long delay = deliver_retry_delay_ms(j->tries, status, done ? r.retry_after : NULL, time(NULL));
+    if (done)
+        http_resp_free(&r);
+    http_call_free(call);
+    j->call = NULL;
     pthread_mutex_lock(&d->lock);
     d->n_running--;
     for (struct job **p = &d->running; *p; p = &(*p)->next)
@@ -245,9 +193,10 @@ static void finish(struct deliver *d, CURL *h, CURLcode rc)
     if (status >= 200 && status < 300) {
         d->st.ok++;
         job_free(j);
-    } else if (delay >= 0 && !(d->stopping && now_us() + (uint64_t)delay * 1000 > d->deadline_us)) {
+    } else if (delay >= 0 &&
+               !(d->stopping && clock_mono_us() + (uint64_t)delay * 1000 > d->deadline_us)) {
         d->st.retried++;
-        j->due_us = now_us() + (uint64_t)delay * 1000;
+        j->due_us = clock_mono_us() + (uint64_t)delay * 1000;
         j->next = d->waiting;
         d->waiting = j;
         d->n_waiting++;
@@ -263,7 +212,8 @@ static void *run(void *arg)
     struct deliver *d = arg;
     for (;;) {
         pthread_mutex_lock(&d->lock);
-        int done = d->stopping && ((!d->waiting && !d->n_running) || now_us() >= d->deadline_us);
+        int done =
+            d->stopping && ((!d->waiting && !d->n_running) || clock_mono_us() >= d->deadline_us);
         pthread_mutex_unlock(&d->lock);
         if (done)
             break;
@@ -286,18 +236,17 @@ struct deliver *deliver_new(struct crowd *crowd, const char *const *resolve, siz
     curl_global_init(CURL_GLOBAL_DEFAULT);
     struct deliver *d = flood_xcalloc(1, sizeof(*d));
     d->crowd = crowd;
-    for (size_t i = 0; i < n_resolve; i++) {
-        struct curl_slist *t = curl_slist_append(d->resolve, resolve[i]);
-        if (t)
-            d->resolve = t;
-    }
+    d->resolve = flood_xcalloc(n_resolve ? n_resolve : 1, sizeof(*d->resolve));
+    for (size_t i = 0; i < n_resolve; i++)
+        d->resolve[i] = flood_xstrdup(resolve[i]);
+    d->n_resolve = n_resolve;
     d->multi = curl_multi_init();
     pthread_mutex_init(&d->lock, NULL);
     if (!d->multi || pthread_create(&d->thread, NULL, run, d) != 0) {
         flood_err_set(err, FLOOD_EIO, "deliver: cannot start the delivery thread");
         if (d->multi)
             curl_multi_cleanup(d->multi);
-        curl_slist_free_all(d->resolve);
+        free_strs(d->resolve, d->n_resolve);
         pthread_mutex_destroy(&d->lock);
         free(d);
         curl_global_cleanup();
@@ -344,7 +293,7 @@ void deliver_free(struct deliver *d, long grace_ms)
         return;
     pthread_mutex_lock(&d->lock);
     d->stopping = 1;
-    d->deadline_us = now_us() + (uint64_t)(grace_ms > 0 ? grace_ms : 0) * 1000;
+    d->deadline_us = clock_mono_us() + (uint64_t)(grace_ms > 0 ? grace_ms : 0) * 1000;
     pthread_mutex_unlock(&d->lock);
     curl_multi_wakeup(d->multi);
     pthread_join(d->thread, NULL);
@@ -352,8 +301,7 @@ void deliver_free(struct deliver *d, long grace_ms)
     while (d->running) {
         struct job *j = d->running;
         d->running = j->next;
-        curl_multi_remove_handle(d->multi, j->easy);
-        curl_easy_cleanup(j->easy);
+        curl_multi_remove_handle(d->multi, http_call_easy(j->call));
         d->st.failed++;
         job_free(j);
     }
@@ -364,7 +312,7 @@ void deliver_free(struct deliver *d, long grace_ms)
         job_free(j);
     }
     curl_multi_cleanup(d->multi);
-    curl_slist_free_all(d->resolve);
+    free_strs(d->resolve, d->n_resolve);
     pthread_mutex_destroy(&d->lock);
     free(d);
     curl_global_cleanup();

@@ -14,6 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "flood/core/clock.h"
+#include "flood/core/hash.h"
 #include "flood/inbound/deliver.h"
 #include "flood/inbound/inbound_internal.h"
 #include "flood/crowd/fault.h"
@@ -96,26 +98,10 @@ struct inbound {
 
 static int inbox_faulted(struct inbound *in, int inst);
 
-static uint64_t mono_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
-static int64_t wall_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 /* 1 when id was seen recently (and remember it). Caller holds in->lock. */
 static int dup_seen(struct dupset *d, const char *id)
 {
-    uint64_t h = 0xcbf29ce484222325ULL;
-    for (const char *p = id; *p; p++)
-        h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
+    uint64_t h = hash_fnv1a_str(id);
     h ^= h >> 29;
     if (!h)
         h = 1;
@@ -151,9 +137,9 @@ struct inbound *inbound_new(struct crowd *crowd, const struct inbound_opts *o,
     in->log_deliveries = o->log_deliveries;
     /* Accept ids and fault shares draw from fault_random: a new sequence per process, so
      * ids never repeat across restarts (Fedify drops a repeated id for a day) */
-    fault_seed((uint64_t)wall_us() * 0x9e3779b97f4a7c15ULL ^ (uint64_t)getpid());
+    fault_seed((uint64_t)clock_wall_us() * 0x9e3779b97f4a7c15ULL ^ (uint64_t)getpid());
     in->no_verify = o->no_verify;
-    in->t0_us = mono_us();
+    in->t0_us = clock_mono_us();
     /* room for the rules a dashboard may add; each one's switch starts on */
     in->faults = flood_xcalloc(o->n_faults + INBOUND_FAULTS_ADDED, sizeof(*in->faults));
     in->fault_on = flood_xcalloc(o->n_faults + INBOUND_FAULTS_ADDED, sizeof(*in->fault_on));
@@ -196,7 +182,7 @@ struct inbound *inbound_new(struct crowd *crowd, const struct inbound_opts *o,
     in->lag_split[1] = hist_new();
     in->dups.slots[0] = flood_xcalloc(INBOUND_DUP_SLOTS, sizeof(uint64_t));
     in->dups.slots[1] = flood_xcalloc(INBOUND_DUP_SLOTS, sizeof(uint64_t));
-    in->live_last_us = mono_us();
+    in->live_last_us = clock_mono_us();
     return in;
 }
 
@@ -431,7 +417,7 @@ static void on_answer(struct inbound *in, const struct inbound_activity *a, int 
     }
     atomic_fetch_add(accepted ? &in->accepts : &in->rejects, 1);
     if (in->probes)
-        probes_answer(in->probes, (uint64_t)seq, accepted, mono_us());
+        probes_answer(in->probes, (uint64_t)seq, accepted, clock_mono_us());
     struct wf_route rt;
     if (accepted && crowd_route_of(in, a->object_actor ? a->object_actor : a->object_id, &rt) &&
         rt.actor >= 0)
@@ -504,7 +490,7 @@ int inbound_handle(struct inbound *in, const struct inbound_req *r, struct wf_do
     atomic_fetch_add(&in->accepted, 1);
     int64_t pub;
     int has_pub = a.published && inbound_parse_time(a.published, &pub) == 0;
-    int64_t now = wall_us();
+    int64_t now = clock_wall_us();
     int faulted = inbox_faulted(in, r->instance);
     pthread_mutex_lock(&in->lock);
     int dup = a.id && dup_seen(&in->dups, a.id);
@@ -561,7 +547,7 @@ static int decide_switched(struct inbound *in, size_t n, int inst, unsigned scop
                            struct fault_effect *eff)
 {
     int fired = 0;
-    long now_ms = (long)((mono_us() - in->t0_us) / 1000);
+    long now_ms = (long)((clock_mono_us() - in->t0_us) / 1000);
     memset(eff, 0, sizeof(*eff));
     for (size_t i = 0; i < n; i++) {
         struct fault_effect one;
@@ -652,7 +638,7 @@ static void record_attempt(struct inbound *in, const struct server_req *req, int
     if (!digest)
         digest = server_req_header(req, "Content-Digest");
     struct attempt at = {
-        .t_ms = (int64_t)((mono_us() - in->t0_us) / 1000),
+        .t_ms = (int64_t)((clock_mono_us() - in->t0_us) / 1000),
         .key = attempts_key(req->host, req->path, digest),
         .instance = inst,
         .status = !eff          ? ATTEMPT_PASSED
@@ -825,7 +811,7 @@ void inbound_live(struct inbound *in, char *buf, size_t size)
     uint64_t rej = 0;
     for (size_t i = 0; i < R__COUNT; i++)
         rej += atomic_load(&in->rejected[i]);
-    uint64_t now = mono_us();
+    uint64_t now = clock_mono_us();
     pthread_mutex_lock(&in->lock);
     double dt = (double)(now - in->live_last_us) / 1e6;
     double rate = dt > 0 ? (double)(total - in->live_last_total) / dt : 0;

@@ -12,6 +12,9 @@
 #include <strings.h>
 #include <time.h>
 
+#include "flood/core/clock.h"
+#include "flood/core/hash.h"
+#include "flood/core/http.h"
 #include "flood/core/url.h"
 
 /* ---- a bounded string map, oldest entry evicted first ---------------------------------- */
@@ -30,14 +33,6 @@ struct smap {
     void (*drop)(void *val);
 };
 
-static uint64_t hash_str(const char *s)
-{
-    uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
-    return h;
-}
-
 static void smap_init(struct smap *m, size_t cap, void (*drop)(void *))
 {
     m->cap = cap ? cap : 1;
@@ -52,7 +47,7 @@ static void smap_init(struct smap *m, size_t cap, void (*drop)(void *))
 
 static struct smap_node **smap_slot(struct smap *m, const char *name)
 {
-    struct smap_node **p = &m->buckets[hash_str(name) & (m->n_buckets - 1)];
+    struct smap_node **p = &m->buckets[hash_fnv1a_str(name) & (m->n_buckets - 1)];
     while (*p && strcmp((*p)->name, name))
         p = &(*p)->next;
     return p;
@@ -258,16 +253,10 @@ struct keycache {
     struct smap inboxes; /* actor -> char * */
     char **allow;
     size_t n_allow;
-    struct curl_slist *resolve;
+    char **resolve; /* curl-style HOST:PORT:ADDR entries */
+    size_t n_resolve;
     struct keycache_stats stats;
 };
-
-static uint64_t mono_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
 
 void keycache_key_release(struct keycache_key *k)
 {
@@ -304,7 +293,9 @@ void keycache_free(struct keycache *kc)
     for (size_t i = 0; i < kc->n_allow; i++)
         free(kc->allow[i]);
     free(kc->allow);
-    curl_slist_free_all(kc->resolve);
+    for (size_t i = 0; i < kc->n_resolve; i++)
+        free(kc->resolve[i]);
+    free(kc->resolve);
     pthread_mutex_destroy(&kc->lock);
     free(kc);
     curl_global_cleanup();
@@ -323,9 +314,10 @@ void keycache_allow_host(struct keycache *kc, const char *host)
 
 void keycache_add_resolve(struct keycache *kc, const char *entry)
 {
-    struct curl_slist *l = curl_slist_append(kc->resolve, entry);
-    if (l)
-        kc->resolve = l;
+    pthread_mutex_lock(&kc->lock);
+    kc->resolve = flood_xrealloc(kc->resolve, (kc->n_resolve + 1) * sizeof(*kc->resolve));
+    kc->resolve[kc->n_resolve++] = flood_xstrdup(entry);
+    pthread_mutex_unlock(&kc->lock);
 }
 
 int keycache_url_allowed(struct keycache *kc, const char *url)
@@ -351,127 +343,70 @@ int keycache_url_allowed(struct keycache *kc, const char *url)
 
 /* ---- fetching ------------------------------------------------------------------------ */
 
-struct body_buf {
-    char *p;
-    size_t len;
-    int too_big;
+struct redirect_rule {
+    struct keycache *kc;
+    int refused;
 };
 
-static size_t on_body(char *data, size_t size, size_t nmemb, void *ud)
+/* A redirect is followed to an allowed host only. */
+static int redirect_allowed(void *ctx, const char *url, const char *location, struct flood_err *err)
 {
-    struct body_buf *b = ud;
-    size_t n = size * nmemb;
-    if (b->len + n > KEYCACHE_DOC_MAX) {
-        b->too_big = 1;
-        return 0; /* makes curl stop with CURLE_WRITE_ERROR */
-    }
-    b->p = flood_xrealloc(b->p, b->len + n + 1);
-    memcpy(b->p + b->len, data, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-    return n;
+    struct redirect_rule *r = ctx;
+    (void)url;
+    if (keycache_url_allowed(r->kc, location))
+        return 1;
+    r->refused = 1;
+    flood_err_set(err, FLOOD_EINVAL, "keycache: host of '%s' is not allowed", location);
+    return 0;
 }
 
 /* A signed GET of url as instance's actor, following at most KEYCACHE_REDIRECTS_MAX
  * redirects on allowed hosts. KEYCACHE_OK with *body (new, NUL-terminated), or a result
  * and err. */
-static int fetch(struct keycache *kc, const char *url_in, int instance, char **body, size_t *len,
+static int fetch(struct keycache *kc, const char *url, int instance, char **body, size_t *len,
                  struct flood_err *err)
 {
-    char url[WF_URL_MAX * 2];
-    snprintf(url, sizeof(url), "%s", url_in);
     *body = NULL;
-    for (int hop = 0; hop <= KEYCACHE_REDIRECTS_MAX; hop++) {
-        if (!keycache_url_allowed(kc, url)) {
-            flood_err_set(err, FLOOD_EINVAL, "keycache: host of '%s' is not allowed", url);
-            return KEYCACHE_REFUSED;
-        }
-        struct url_parts u;
-        struct flood_err ue;
-        if (url_split(url, &u, &ue) < 0) {
-            flood_err_set(err, FLOOD_EINVAL, "keycache: bad URL (%s)", ue.msg);
-            return KEYCACHE_REFUSED;
-        }
-        struct sign_msg msg = {
-            .method = "GET", .scheme = u.scheme, .authority = u.authority, .path = u.target};
-        char key_id[WF_URL_MAX];
-        crowd_key_id(kc->crowd, instance, 0, key_id);
-        struct sign_params sp = {.dialect = SIGN_CAVAGE,
-                                 .key = crowd_key(kc->crowd, instance, 0),
-                                 .key_id = key_id,
-                                 .now = time(NULL)};
-        struct sign_out so = {0};
-        if (sign_request(&sp, &msg, &so, err) < 0)
-            return KEYCACHE_FAILED;
-        struct curl_slist *hdrs = NULL, *tmp;
-        for (size_t i = 0; i < so.n; i++)
-            if ((tmp = curl_slist_append(hdrs, so.lines[i])))
-                hdrs = tmp;
-        if ((tmp = curl_slist_append(hdrs, "Accept: application/activity+json, "
-                                           "application/ld+json; "
-                                           "profile=\"https://www.w3.org/ns/activitystreams\"")))
-            hdrs = tmp;
-        sign_out_free(&so);
-
-        CURL *h = curl_easy_init();
-        if (!h) {
-            curl_slist_free_all(hdrs);
-            flood_err_set(err, FLOOD_EIO, "keycache: curl_easy_init failed");
-            return KEYCACHE_FAILED;
-        }
-        struct body_buf b = {0};
-        char ebuf[CURL_ERROR_SIZE] = "";
-        curl_easy_setopt(h, CURLOPT_URL, url);
-        curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
-        curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-        curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
-        curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)KEYCACHE_TIMEOUT_MS);
-        curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-        curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
-        curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-        curl_easy_setopt(h, CURLOPT_MAXFILESIZE, (long)KEYCACHE_DOC_MAX);
-        curl_easy_setopt(h, CURLOPT_USERAGENT, "flood/" FLOOD_VERSION);
-        curl_easy_setopt(h, CURLOPT_ERRORBUFFER, ebuf);
-        if (kc->resolve)
-            curl_easy_setopt(h, CURLOPT_RESOLVE, kc->resolve);
-        CURLcode rc = curl_easy_perform(h);
-        long status = 0;
-        char *loc = NULL;
-        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-        if (rc == CURLE_OK && status >= 300 && status < 400) {
-            char *l = NULL;
-            if (curl_easy_getinfo(h, CURLINFO_REDIRECT_URL, &l) == CURLE_OK && l)
-                loc = flood_xstrdup(l);
-        }
-        curl_easy_cleanup(h);
-        curl_slist_free_all(hdrs);
-        if (rc != CURLE_OK) {
-            free(b.p);
-            if (b.too_big || rc == CURLE_FILESIZE_EXCEEDED)
-                flood_err_set(err, FLOOD_ELIMIT, "keycache: '%s' is over %d bytes", url,
-                              KEYCACHE_DOC_MAX);
-            else
-                flood_err_set(err, FLOOD_EIO, "keycache: GET '%s': %s", url,
-                              ebuf[0] ? ebuf : curl_easy_strerror(rc));
-            return KEYCACHE_FAILED;
-        }
-        if (loc) {
-            free(b.p);
-            snprintf(url, sizeof(url), "%s", loc);
-            free(loc);
-            continue;
-        }
-        if (status != 200) {
-            free(b.p);
-            flood_err_set(err, FLOOD_EIO, "keycache: GET '%s': HTTP %ld", url, status);
-            return KEYCACHE_FAILED;
-        }
-        *body = b.p ? b.p : flood_xstrdup("");
-        *len = b.len;
-        return KEYCACHE_OK;
+    if (!keycache_url_allowed(kc, url)) {
+        flood_err_set(err, FLOOD_EINVAL, "keycache: host of '%s' is not allowed", url);
+        return KEYCACHE_REFUSED;
     }
-    flood_err_set(err, FLOOD_EIO, "keycache: too many redirects from '%s'", url_in);
-    return KEYCACHE_FAILED;
+    char key_id[WF_URL_MAX];
+    crowd_key_id(kc->crowd, instance, 0, key_id);
+    struct http_signer s = {
+        .dialect = SIGN_CAVAGE, .key = crowd_key(kc->crowd, instance, 0), .key_id = key_id};
+    struct http_opts o = {.resolve = (const char *const *)kc->resolve,
+                          .n_resolve = kc->n_resolve,
+                          .timeout_ms = KEYCACHE_TIMEOUT_MS,
+                          .max_body = KEYCACHE_DOC_MAX,
+                          .max_redirects = KEYCACHE_REDIRECTS_MAX};
+    struct redirect_rule rule = {.kc = kc};
+    struct http_req req = {.method = HTTP_GET,
+                           .url = url,
+                           .accept = "application/activity+json, application/ld+json; "
+                                     "profile=\"https://www.w3.org/ns/activitystreams\"",
+                           .signer = &s,
+                           .o = &o,
+                           .who = "keycache",
+                           .redirect_ok = redirect_allowed,
+                           .redirect_ctx = &rule};
+    struct http_resp r;
+    if (http_fetch(&req, &r, err) < 0)
+        return rule.refused ? KEYCACHE_REFUSED : KEYCACHE_FAILED;
+    int rc = KEYCACHE_FAILED;
+    if (r.location)
+        flood_err_set(err, FLOOD_EIO, "keycache: too many redirects from '%s'", url);
+    else if (r.status != 200)
+        flood_err_set(err, FLOOD_EIO, "keycache: GET '%s': HTTP %ld", r.url, r.status);
+    else
+        rc = KEYCACHE_OK;
+    if (rc == KEYCACHE_OK) {
+        *body = r.body;
+        *len = r.len;
+        r.body = NULL;
+    }
+    http_resp_free(&r);
+    return rc;
 }
 
 static struct keycache_key *new_key(struct sign_key *key, const char *key_id, const char *owner,
@@ -482,7 +417,7 @@ static struct keycache_key *new_key(struct sign_key *key, const char *key_id, co
     k->key_id = flood_xstrdup(key_id);
     k->owner = flood_xstrdup(owner);
     k->local = local;
-    k->fetched_mono_us = local ? 0 : mono_us();
+    k->fetched_mono_us = local ? 0 : clock_mono_us();
     atomic_init(&k->refs, 1);
     return k;
 }
@@ -537,7 +472,7 @@ int keycache_get(struct keycache *kc, const char *key_id, int instance, int refr
     pthread_mutex_lock(&kc->lock);
     struct keycache_key *k = smap_get(&kc->keys, key_id);
     if (k && (!refresh || k->local ||
-              mono_us() - k->fetched_mono_us < KEYCACHE_REFRESH_MIN_S * 1000000ULL)) {
+              clock_mono_us() - k->fetched_mono_us < KEYCACHE_REFRESH_MIN_S * 1000000ULL)) {
         atomic_fetch_add(&k->refs, 1);
         kc->stats.cached++;
         pthread_mutex_unlock(&kc->lock);

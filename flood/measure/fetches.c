@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "flood/core/hash.h"
 #include "sign/err.h"
 
 struct slot {
@@ -104,9 +105,7 @@ void fetches_free(struct fetches *f)
  * (fetches_write_urls) says each URL's kind; never 0 (the empty slot). */
 static uint64_t url_key(const char *s, size_t len, int kind)
 {
-    uint64_t h = 0xcbf29ce484222325ULL;
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ (unsigned char)s[i]) * 0x100000001b3ULL;
+    uint64_t h = hash_fnv1a(s, len);
     h = (h & ~FETCHES_KIND_MASK) | (uint64_t)kind << FETCHES_KIND_SHIFT;
     return h ? h : 1;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "flood/core/clock.h"
 #include "flood/measure/tqueue_int.h"
 
 static const char *const role_names[TQ__ROLES] = {
@@ -191,13 +192,6 @@ struct tq_sampler {
     int stop, running;
 };
 
-static int64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static void track(struct tq_src_state *st, const struct tq_reading *r)
 {
     for (size_t i = 0; i < r->n; i++) {
@@ -254,14 +248,10 @@ static void keep(struct tq_sampler *sm, struct tq_src_state *st, int64_t t,
 static int wait_until(struct tq_sampler *sm, int64_t at)
 {
     while (!sm->stop) {
-        int64_t left = at - mono_ns();
+        int64_t left = at - clock_mono_ns();
         if (left <= 0)
             return 0;
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        int64_t ns = until.tv_nsec + left;
-        until.tv_sec += ns / 1000000000;
-        until.tv_nsec = ns % 1000000000;
+        struct timespec until = clock_wall_after_us(left / 1000 + 1);
         pthread_cond_timedwait(&sm->wake, &sm->lock, &until);
     }
     return 1;
@@ -278,7 +268,7 @@ static void *sampler_main(void *arg)
     while (!sm->stop) {
         pthread_mutex_unlock(&sm->lock);
         tq_source_read(st->src, r);
-        int64_t now = mono_ns(), t = (now - sm->t0) / 1000000000;
+        int64_t now = clock_mono_ns(), t = (now - sm->t0) / 1000000000;
         pthread_mutex_lock(&sm->lock);
         keep(sm, st, t, r);
         st->inbound = tq_reading_sum(r, TQ_INBOUND, &st->inbound_have); /* none when failed */

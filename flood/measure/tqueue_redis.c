@@ -21,6 +21,7 @@
 #include <sys/time.h>
 #include <time.h>
 
+#include "flood/core/clock.h"
 #include "flood/core/grammar.h"
 #include "flood/measure/tqueue_int.h"
 
@@ -85,13 +86,6 @@ void tq_redis_close(struct tq_source *s)
     if (s->redis)
         redisFree(s->redis);
     s->redis = NULL;
-}
-
-static int64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 /* A command's reply, or NULL with r failed and the connection dropped (the next read
@@ -253,7 +247,7 @@ static void bullmq_discover(struct tq_source *s, struct tq_reading *r)
         if (!strcmp(cursor, "0"))
             break;
     }
-    s->discovered_ns = mono_ns();
+    s->discovered_ns = clock_mono_ns();
 }
 
 static enum tq_role bullmq_role(const char *queue)
@@ -268,7 +262,8 @@ static enum tq_role bullmq_role(const char *queue)
 
 static void bullmq_read(struct tq_source *s, struct tq_reading *r)
 {
-    if (!s->discovered_ns || mono_ns() - s->discovered_ns > TQ_REDIS_REDISCOVER * 1000000000LL)
+    if (!s->discovered_ns ||
+        clock_mono_ns() - s->discovered_ns > TQ_REDIS_REDISCOVER * 1000000000LL)
         bullmq_discover(s, r);
     if (!r->ok)
         return;

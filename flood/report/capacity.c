@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "flood/core/html.h"
 #include "flood/report/report.h"
 #include "flood/report/report_plot.h"
 
@@ -380,7 +381,7 @@ int cap_html_write(const char *dir, const json_t *cap, struct flood_err *err)
 
     report_page_head(f, "flood capacity");
     fputs("<h1>flood capacity</h1>\n<p id=\"verdict\">", f);
-    plot_html_escape(f, json_string_value(json_object_get(cap, "verdict")));
+    html_escape(f, json_string_value(json_object_get(cap, "verdict")));
     fputs("</p>\n", f);
     struct plot p = {.id = "plot-capacity",
                      .title = "Each criterion over its limit, by rate (1 = the limit)",
@@ -415,9 +416,9 @@ int cap_html_write(const char *dir, const json_t *cap, struct flood_err *err)
         if (json_is_true(json_object_get(s, "flood_limited")))
             fputs("flood's generator (saturated)", f);
         else if (!pass)
-            plot_html_escape(f, json_string_value(json_object_get(s, "broke")));
+            html_escape(f, json_string_value(json_object_get(s, "broke")));
         fputs("</td><td><a href=\"", f);
-        plot_html_escape(f, json_string_value(json_object_get(s, "dir")));
+        html_escape(f, json_string_value(json_object_get(s, "dir")));
         fputs("/report.html\">report</a></td></tr>\n", f);
     }
     fputs("</table>\n</body></html>\n", f);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "flood/core/grammar.h"
+#include "flood/core/jpath.h"
 #include "flood/measure/stats.h"
 
 enum kind { K_TIME, K_COUNT, K_RAW };
@@ -161,38 +162,9 @@ int expect_parse(const char *text, int gate, struct expect *out, struct flood_er
 
 /* ---- reading run.json ------------------------------------------------------------------ */
 
-static const json_t *path(const json_t *o, const char *p)
-{
-    /* dotted path; a key may itself hold a dot ("p99.9"): try the longest key first */
-    while (o && *p) {
-        const char *try_end = p + strlen(p);
-        const json_t *next = NULL;
-        for (;;) {
-            char key[EXPECT_TEXT_MAX];
-            size_t n = (size_t)(try_end - p);
-            if (n >= sizeof(key))
-                return NULL;
-            memcpy(key, p, n);
-            key[n] = '\0';
-            next = json_object_get(o, key);
-            if (next || try_end == p)
-                break;
-            while (try_end > p && *--try_end != '.')
-                ;
-            if (try_end == p)
-                return NULL;
-        }
-        if (!next)
-            return NULL;
-        o = next;
-        p = *try_end ? try_end + 1 : try_end;
-    }
-    return o;
-}
-
 static int num_at(const json_t *run, const char *p, double *v)
 {
-    const json_t *x = path(run, p);
+    const json_t *x = jpath_get(run, p);
     if (!json_is_number(x))
         return -1;
     *v = json_number_value(x);
@@ -212,7 +184,7 @@ static int hist_empty(const json_t *run, const char *p)
     if (!k)
         return 0;
     *k = '\0';
-    const json_t *count = json_object_get(path(run, parent), "count");
+    const json_t *count = json_object_get(jpath_get(run, parent), "count");
     return json_is_number(count) && json_number_value(count) <= 0;
 }
 
@@ -264,7 +236,7 @@ static int value_of(const struct expect *e, const json_t *run, double *v, double
         *v = sum(oc, kerr);
     else if (!strcmp(m, "accepts")) {
         rc = num_at(run, "probes.accepted", v);
-        *of = json_number_value(path(run, "probes.follows_sent"));
+        *of = json_number_value(jpath_get(run, "probes.follows_sent"));
     } else if (IN(m, count_names)) {
         if (!strcmp(m, "sent") || !strcmp(m, "shed") || !strcmp(m, "scheduled"))
             *of = scheduled;

@@ -1,15 +1,14 @@
 /* flood/report/metrics.c: GET /metrics in the Prometheus text format, from a snapshot callback. */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <microhttpd.h>
-#include <netdb.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
+#include "flood/core/addr.h"
 #include "flood/core/steal.h"
 #include "flood/inbound/inbound.h"
 #include "flood/measure/egress.h"
@@ -22,7 +21,7 @@ struct metrics {
     struct MHD_Daemon *mhd;
     struct metrics_source src;
     int port;
-    char address[80]; /* "ADDR:PORT" as bound */
+    char address[ADDR_TEXT_MAX]; /* "ADDR:PORT" as bound */
 };
 
 /* Histogram bucket bounds in seconds: 0.5 ms to a minute, the range a target's inbox
@@ -326,44 +325,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                   rc == 0 ? METRICS_CONTENT_TYPE : "text/plain; charset=utf-8");
 }
 
-/* "HOST:PORT" or "[V6]:PORT" to a numeric socket address (no name lookups). */
-static int parse_addr(const char *spec, struct sockaddr_storage *ss, socklen_t *len,
-                      struct flood_err *err)
-{
-    char host[128];
-    const char *colon = spec ? strrchr(spec, ':') : NULL;
-    if (!colon || !colon[1] || (size_t)(colon - spec) >= sizeof(host))
-        goto bad;
-    size_t hl = (size_t)(colon - spec);
-    memcpy(host, spec, hl);
-    host[hl] = '\0';
-    char *h = host;
-    if (hl >= 2 && host[0] == '[' && host[hl - 1] == ']') {
-        host[hl - 1] = '\0';
-        h = host + 1;
-    }
-    struct addrinfo hints = {.ai_family = AF_UNSPEC,
-                             .ai_socktype = SOCK_STREAM,
-                             .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE};
-    struct addrinfo *ai = NULL;
-    if (getaddrinfo(h[0] ? h : NULL, colon + 1, &hints, &ai) || !ai)
-        goto bad;
-    memcpy(ss, ai->ai_addr, ai->ai_addrlen);
-    *len = ai->ai_addrlen;
-    freeaddrinfo(ai);
-    return 0;
-bad:
-    flood_err_set(err, FLOOD_EINVAL, "metrics: bad address '%s' (want ADDR:PORT)",
-                  spec ? spec : "");
-    return -1;
-}
-
 struct metrics *metrics_start(const char *addr_port, const struct metrics_source *src,
                               struct flood_err *err)
 {
     struct sockaddr_storage ss;
     socklen_t sslen;
-    if (parse_addr(addr_port, &ss, &sslen, err))
+    if (addr_parse(addr_port, "metrics", ADDR_HOST_OPTIONAL, &ss, &sslen, err))
         return NULL;
     struct metrics *m = flood_xcalloc(1, sizeof(*m));
     m->src = *src;
@@ -381,23 +348,12 @@ struct metrics *metrics_start(const char *addr_port, const struct metrics_source
         return NULL;
     }
     const union MHD_DaemonInfo *di = MHD_get_daemon_info(m->mhd, MHD_DAEMON_INFO_LISTEN_FD);
-    struct sockaddr_storage bound;
-    socklen_t bl = sizeof(bound);
-    if (!di || getsockname(di->listen_fd, (struct sockaddr *)&bound, &bl)) {
+    if (!di || addr_bound(di->listen_fd, m->address, &m->port) < 0) {
         flood_err_set(err, FLOOD_EIO, "metrics: cannot read the bound address of '%s'", addr_port);
         MHD_stop_daemon(m->mhd);
         free(m);
         return NULL;
     }
-    int v6 = bound.ss_family == AF_INET6;
-    m->port = ntohs(v6 ? ((struct sockaddr_in6 *)&bound)->sin6_port
-                       : ((struct sockaddr_in *)&bound)->sin_port);
-    char host[INET6_ADDRSTRLEN] = "?";
-    inet_ntop(bound.ss_family,
-              v6 ? (void *)&((struct sockaddr_in6 *)&bound)->sin6_addr
-                 : (void *)&((struct sockaddr_in *)&bound)->sin_addr,
-              host, sizeof(host));
-    snprintf(m->address, sizeof(m->address), v6 ? "[%s]:%d" : "%s:%d", host, m->port);
     return m;
 }
 
@@ -410,7 +366,7 @@ int metrics_check_addr(const char *addr_port, struct flood_err *err)
 {
     struct sockaddr_storage ss;
     socklen_t len;
-    return parse_addr(addr_port, &ss, &len, err);
+    return addr_parse(addr_port, "metrics", ADDR_HOST_OPTIONAL, &ss, &len, err);
 }
 
 int metrics_port(const struct metrics *m)

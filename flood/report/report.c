@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "flood/core/fsutil.h"
+#include "flood/core/html.h"
+#include "flood/core/jpath.h"
 #include "flood/report/report.h"
 #include "flood/report/report_retry.h"
 #include "flood/report/report_fetches.h"
@@ -17,7 +19,7 @@
 
 #define REPORT_TARGETS_SHOWN 8 /* personas listed before the "more" toggle */
 
-#define esc plot_html_escape
+#define esc html_escape
 
 /* ---- writing ------------------------------------------------------------------------- */
 
@@ -521,7 +523,7 @@ static void inbound_section(FILE *f, const struct report_run *r)
 
 static void faults_section(FILE *f, const json_t *root)
 {
-    json_t *faults = report_jpath(root, "inbound", "faults", NULL);
+    json_t *faults = jpath_get(root, "inbound.faults");
     fputs("<h2 id=\"faults\">Faults in force</h2>\n", f);
     if (!json_array_size(faults)) {
         fputs("<p>None: every fake instance answered normally.</p>\n", f);
@@ -538,7 +540,7 @@ static void faults_section(FILE *f, const json_t *root)
     }
     fputs("</ul>\n<table><tr><th class=\"k\">faulted answers</th><th>count</th><th></th></tr>\n",
           f);
-    if (!count_rows(f, report_jpath(root, "inbound", "faulted", NULL)))
+    if (!count_rows(f, jpath_get(root, "inbound.faulted")))
         fputs("<tr><td class=\"k\" colspan=\"3\">none yet</td></tr>\n", f);
     fputs("</table>\n", f);
 }

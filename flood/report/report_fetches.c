@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "flood/core/html.h"
 #include "flood/report/report_plot.h"
 
 #define KINDS_MAX 16
@@ -16,7 +17,7 @@ void report_unreachable_box(FILE *f, const struct report_run *r)
     fputs("<div class=\"unreachable\"><strong>the target fetched nothing from the crowd: check "
           "that it can reach the crowd's URLs (--public-port)</strong><br>",
           f);
-    plot_html_escape(f, report_jstr(r->root, "crowd_unreachable_reason"));
+    html_escape(f, report_jstr(r->root, "crowd_unreachable_reason"));
     fputs("</div>\n", f);
 }
 
@@ -104,7 +105,7 @@ void report_fetches_section(FILE *f, const struct report_run *r)
     {
         const json_t *ms = json_object_get(v, "serve_ms");
         fputs("<tr><td class=\"k\">", f);
-        plot_html_escape(f, kind);
+        html_escape(f, kind);
         fputs("</td>", f);
         cell(f, report_jnum(v, "requests"), "<td>%.0f</td>");
         cell(f, report_jnum(amp, kind), "<td>%.3f</td>");
@@ -133,9 +134,9 @@ void report_fetches_section(FILE *f, const struct report_run *r)
     json_array_foreach(top, i, v)
     {
         fputs("<tr><td class=\"k\"><code>", f);
-        plot_html_escape(f, report_jstr(v, "url"));
+        html_escape(f, report_jstr(v, "url"));
         fputs("</code></td><td class=\"k\">", f);
-        plot_html_escape(f, report_jstr(v, "kind"));
+        html_escape(f, report_jstr(v, "kind"));
         fputs("</td>", f);
         cell(f, report_jnum(v, "count"), "<td>%.0f</td>");
         fputs("</tr>\n", f);
@@ -164,7 +165,7 @@ static void count_rows(FILE *f, const char *head, const json_t *o)
             continue;
         any = 1;
         fputs("<tr><td class=\"k\">", f);
-        plot_html_escape(f, k);
+        html_escape(f, k);
         fprintf(f, "</td><td>%.0f</td></tr>\n", n);
     }
     if (!any)
@@ -220,7 +221,7 @@ void report_egress_section(FILE *f, const struct report_run *r)
         shown[n_shown++] = best;
         const json_t *v2 = json_object_get(in, best);
         fputs("<tr><td class=\"k\">", f);
-        plot_html_escape(f, best);
+        html_escape(f, best);
         fputs("</td>", f);
         static const char *const ik[] = {"connections", "open_max", "requests", "reused",
                                          "connects"};
@@ -229,7 +230,7 @@ void report_egress_section(FILE *f, const struct report_run *r)
         fputs("</tr>\n", f);
     }
     fputs("</table>\n<p class=\"note\">", f);
-    plot_html_escape(f, report_jstr(json_object_get(e, "conservation"), "line"));
+    html_escape(f, report_jstr(json_object_get(e, "conservation"), "line"));
     fprintf(f,
             ". %zu instances used. Reused: a plain request on a connection whose previous "
             "request was for the same instance; inside a CONNECT tunnel the requests are "

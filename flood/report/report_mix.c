@@ -5,6 +5,7 @@
 #include <math.h>
 
 #include "flood/report/report_plot.h"
+#include "flood/core/html.h"
 
 void report_mix_section(FILE *f, const struct report_run *r)
 {
@@ -22,7 +23,7 @@ void report_mix_section(FILE *f, const struct report_run *r)
     {
         double asked = report_jnum(v, "asked_pct"), sent = report_jnum(v, "sent_pct");
         fputs("<tr><td class=\"k\">", f);
-        plot_html_escape(f, k);
+        html_escape(f, k);
         fprintf(f, "</td><td>%.1f</td><td class=\"%s\">%.1f</td><td>%.0f</td></tr>\n", asked,
                 fabs(asked - sent) > 1.0 ? "bad" : "ok", sent, report_jnum(v, "sent"));
     }
@@ -32,11 +33,11 @@ void report_mix_section(FILE *f, const struct report_run *r)
     json_array_foreach(json_object_get(m, "substituted"), i, s)
     {
         fprintf(f, "<p class=\"warn mix-sub\">%.0f ", report_jnum(s, "count"));
-        plot_html_escape(f, report_jstr(s, "asked") ? report_jstr(s, "asked") : "?");
+        html_escape(f, report_jstr(s, "asked") ? report_jstr(s, "asked") : "?");
         fputs(" asked were sent as ", f);
-        plot_html_escape(f, report_jstr(s, "sent_as") ? report_jstr(s, "sent_as") : "?");
+        html_escape(f, report_jstr(s, "sent_as") ? report_jstr(s, "sent_as") : "?");
         fputs(": ", f);
-        plot_html_escape(f, report_jstr(s, "why") ? report_jstr(s, "why") : "");
+        html_escape(f, report_jstr(s, "why") ? report_jstr(s, "why") : "");
         fputs("</p>\n", f);
     }
     const json_t *rf = json_object_get(m, "refollows");

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "flood/core/html.h"
 #include "flood/report/report_plot.h"
 
 /* Chart geometry, in SVG user units (the svg scales to the page width). */
@@ -23,33 +24,6 @@ static const char *const palette[] = {"#0072B2", "#E69F00", "#009E73", "#D55E00"
 const char *plot_color(size_t i)
 {
     return palette[i % (sizeof(palette) / sizeof(palette[0]))];
-}
-
-void plot_html_escape(FILE *f, const char *s)
-{
-    if (!s)
-        return;
-    for (; *s; s++) {
-        switch (*s) {
-        case '&':
-            fputs("&amp;", f);
-            break;
-        case '<':
-            fputs("&lt;", f);
-            break;
-        case '>':
-            fputs("&gt;", f);
-            break;
-        case '"':
-            fputs("&quot;", f);
-            break;
-        case '\'':
-            fputs("&#39;", f);
-            break;
-        default:
-            fputc(*s, f);
-        }
-    }
 }
 
 /* A round step (1, 2 or 5 times a power of ten) near range / N_TICKS. */
@@ -218,12 +192,12 @@ static void axes(FILE *f, const struct plot *p, const struct frame *fr)
             "<rect class=\"frame\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"/>\n"
             "<text class=\"label\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">",
             ML, MT, PW, PH, ML + PW / 2, H - 8);
-    plot_html_escape(f, p->xlabel);
+    html_escape(f, p->xlabel);
     fprintf(f,
             "</text>\n<text class=\"label\" transform=\"translate(16 %.1f) rotate(-90)\" "
             "text-anchor=\"middle\">",
             MT + PH / 2);
-    plot_html_escape(f, p->ylabel);
+    html_escape(f, p->ylabel);
     fputs("</text>\n", f);
 }
 
@@ -239,9 +213,9 @@ static double series_sum(const struct plot_series *s)
 static void series_open(FILE *f, const struct plot_series *s)
 {
     fputs("<g class=\"series\" data-series=\"", f);
-    plot_html_escape(f, s->name);
+    html_escape(f, s->name);
     fprintf(f, "\" data-points=\"%zu\" data-sum=\"%.17g\"><title>", s->n, series_sum(s));
-    plot_html_escape(f, s->name);
+    html_escape(f, s->name);
     fputs("</title>", f);
 }
 
@@ -318,7 +292,7 @@ static void legend(FILE *f, const struct plot *p)
                     s->dashed ? " stroke-dasharray=\"4 2\"" : "");
         fprintf(f, "<text class=\"legend%s\" x=\"%.1f\" y=\"%.1f\">", empty ? " empty" : "", x + 20,
                 y + 5);
-        plot_html_escape(f, s->name);
+        html_escape(f, s->name);
         if (empty)
             fputs(" (no data)", f);
         fputs("</text>\n", f);
@@ -331,15 +305,15 @@ void plot_svg(FILE *f, const struct plot *p)
     struct frame fr;
     compute_frame(p, &fr);
     fputs("<figure class=\"chart\"><figcaption>", f);
-    plot_html_escape(f, p->title);
+    html_escape(f, p->title);
     fputs("</figcaption>\n<svg id=\"", f);
-    plot_html_escape(f, p->id);
+    html_escape(f, p->id);
     fprintf(f, "\" class=\"plot %s\" viewBox=\"0 0 %.0f %.0f\" role=\"img\"><title>",
             p->kind == PLOT_STACKED      ? "stacked"
             : p->kind == PLOT_PERCENTILE ? "percentile"
                                          : "lines",
             W, H);
-    plot_html_escape(f, p->title);
+    html_escape(f, p->title);
     fputs("</title>\n", f);
     axes(f, p, &fr);
     for (size_t k = 0; k < p->ns; k++) {
@@ -354,12 +328,12 @@ void plot_svg(FILE *f, const struct plot *p)
             continue;
         double x = sx(&fr, m->x);
         fputs("<line class=\"mark\" data-kind=\"", f);
-        plot_html_escape(f, m->kind);
+        html_escape(f, m->kind);
         fprintf(f,
                 "\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#555\" "
                 "stroke-dasharray=\"3 3\"/><text x=\"%.1f\" y=\"%.1f\">",
                 x, x, MT, MT + PH, x + 3, MT + 10 + (double)(i % 3) * 11);
-        plot_html_escape(f, m->label);
+        html_escape(f, m->label);
         fputs("</text>\n", f);
     }
     legend(f, p);

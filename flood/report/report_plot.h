@@ -53,8 +53,4 @@ const char *plot_color(size_t i);
  * (marked "no data") and drawn as nothing. Non-finite values are skipped. */
 void plot_svg(FILE *f, const struct plot *p);
 
-/* Write s to f with &, <, >, " and ' escaped for HTML text and attribute values
- * (NULL writes nothing). */
-void plot_html_escape(FILE *f, const char *s);
-
 #endif

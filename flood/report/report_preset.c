@@ -3,6 +3,7 @@
 
 #include <jansson.h>
 
+#include "flood/core/html.h"
 #include "flood/report/report_plot.h"
 
 /* A watched value as run.json holds it: a number with up to 3 decimals, "-" when the run
@@ -30,16 +31,16 @@ void report_preset_section(FILE *f, const struct report_run *r)
     const char *name = report_jstr(p, "name"), *what = report_jstr(p, "what");
     const char *file = report_jstr(p, "file");
     fputs("<h2 id=\"preset\">Preset <code>", f);
-    plot_html_escape(f, name ? name : "?");
+    html_escape(f, name ? name : "?");
     fputs("</code></h2>\n", f);
     if (what && *what) {
         fputs("<p id=\"preset-what\">", f);
-        plot_html_escape(f, what);
+        html_escape(f, what);
         fputs("</p>\n", f);
     }
     if (file) {
         fputs("<p class=\"note\">file <code>", f);
-        plot_html_escape(f, file);
+        html_escape(f, file);
         fputs("</code>; docs/BACKPRESSURE.md says what each figure shows and which way it "
               "moves</p>\n",
               f);
@@ -53,7 +54,7 @@ void report_preset_section(FILE *f, const struct report_run *r)
     json_array_foreach(watch, i, w)
     {
         fputs("<tr><td class=\"k\"><code>", f);
-        plot_html_escape(f, report_jstr(w, "metric") ? report_jstr(w, "metric") : "?");
+        html_escape(f, report_jstr(w, "metric") ? report_jstr(w, "metric") : "?");
         fputs("</code></td>", f);
         value_cell(f, json_object_get(w, "value"));
         fputs("</tr>\n", f);

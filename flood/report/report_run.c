@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "flood/core/jpath.h"
 #include "flood/report/report.h"
 #include "flood/report/report_run.h"
 
@@ -17,17 +18,6 @@ double report_jnum(const json_t *o, const char *key)
 const char *report_jstr(const json_t *o, const char *key)
 {
     return json_string_value(json_object_get(o, key));
-}
-
-/* o["a"]["b"]... for a NULL-terminated path of keys; NULL when any step is missing. */
-json_t *report_jpath(const json_t *o, const char *a, const char *b, const char *c)
-{
-    json_t *v = json_object_get(o, a);
-    if (v && b)
-        v = json_object_get(v, b);
-    if (v && c)
-        v = json_object_get(v, c);
-    return v;
 }
 
 json_t *report_load_run(const char *run_dir, struct flood_err *err)
@@ -219,15 +209,12 @@ int report_run_load(struct report_run *r, const char *dir, struct flood_err *err
         return -1;
     r->dir = flood_xstrdup(dir);
     cols_load(&r->c, json_object_get(r->root, "series"));
-    curve_load(&r->latency, dir, "latency-all.hgrm",
-               report_jpath(r->root, "totals", "latency_ms", NULL));
-    curve_load(&r->service, dir, "service-all.hgrm",
-               report_jpath(r->root, "totals", "service_ms", NULL));
-    curve_load(&r->lag, dir, "lag-all.hgrm",
-               report_jpath(r->root, "totals", "dispatch_lag_ms", NULL));
-    json_t *fa = report_jpath(r->root, "probes", "follow_to_accept_ms", NULL);
+    curve_load(&r->latency, dir, "latency-all.hgrm", jpath_get(r->root, "totals.latency_ms"));
+    curve_load(&r->service, dir, "service-all.hgrm", jpath_get(r->root, "totals.service_ms"));
+    curve_load(&r->lag, dir, "lag-all.hgrm", jpath_get(r->root, "totals.dispatch_lag_ms"));
+    json_t *fa = jpath_get(r->root, "probes.follow_to_accept_ms");
     if (!fa)
-        fa = report_jpath(r->root, "inbound", "follow_to_accept_ms", NULL);
+        fa = jpath_get(r->root, "inbound.follow_to_accept_ms");
     curve_load(&r->f2a, dir, "follow-to-accept.hgrm", fa);
     return 0;
 }

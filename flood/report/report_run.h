@@ -36,8 +36,6 @@ struct report_run {
 double report_jnum(const json_t *o, const char *key);
 /* o[key] as a string (borrowed), NULL when missing or not a string. */
 const char *report_jstr(const json_t *o, const char *key);
-/* o[a][b][c] (b and c may be NULL), borrowed; NULL when a step is missing. */
-json_t *report_jpath(const json_t *o, const char *a, const char *b, const char *c);
 /* 1 when any entry of the series array has key. */
 int report_has_key(const json_t *series, const char *key);
 

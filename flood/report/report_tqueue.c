@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "flood/report/report_plot.h"
+#include "flood/core/html.h"
 
 #define TQ_LINES_MAX 12
 
@@ -15,7 +16,10 @@ static double *gauge_col(const json_t *series, size_t n, const char *source, con
 {
     double *y = flood_xcalloc(n ? n : 1, sizeof(*y));
     for (size_t i = 0; i < n; i++) {
-        const json_t *g = report_jpath(json_array_get(series, i), "target_queue", source, gauge);
+        /* gauge names hold dots ("inbox.waiting"): each key looked up as it is */
+        const json_t *g = json_object_get(
+            json_object_get(json_object_get(json_array_get(series, i), "target_queue"), source),
+            gauge);
         y[i] = json_is_number(g) ? json_number_value(g) : NAN;
     }
     return y;
@@ -94,11 +98,11 @@ void report_tqueue_section(FILE *f, const struct report_run *r)
         const json_t *gauges = json_object_get(src, "gauges");
         size_t rows = json_object_size(gauges) ? json_object_size(gauges) : 1;
         fprintf(f, "<tr><td rowspan=\"%zu\">", rows);
-        plot_html_escape(f, report_jstr(src, "spec"));
+        html_escape(f, report_jstr(src, "spec"));
         const char *why = report_jstr(src, "first_failure");
         if (why) {
             fputs("<br><span class=\"note\">", f);
-            plot_html_escape(f, why);
+            html_escape(f, why);
             fputs("</span>", f);
         }
         fprintf(f, "</td><td rowspan=\"%zu\">%.0f</td><td rowspan=\"%zu\">%.0f</td>", rows,
@@ -112,9 +116,9 @@ void report_tqueue_section(FILE *f, const struct report_run *r)
                 fputs("<tr>", f);
             first = 0;
             fputs("<td>", f);
-            plot_html_escape(f, gauge);
+            html_escape(f, gauge);
             fputs("</td><td>", f);
-            plot_html_escape(f, report_jstr(info, "role"));
+            html_escape(f, report_jstr(info, "role"));
             fprintf(f, "</td><td>%g</td><td>%g</td></tr>\n", report_jnum(info, "last"),
                     report_jnum(info, "max"));
         }

@@ -34,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "flood/core/clock.h"
 #include "webfinger/sput.h"
 
 /* The deadline sweep's period. A per-request timer would put every request into

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "webfinger/sput.h"
+#include "flood/core/clock.h"
 
 const char *hc_outcome_name(enum hc_outcome o)
 {
@@ -47,17 +48,13 @@ const char *hc_outcome_name(enum hc_outcome o)
 
 int64_t hc_mono_ns(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    return clock_mono_ns();
 }
 
 /* CLOCK_MONOTONIC ns of a CLOCK_REALTIME receive time: now less its age. */
 int64_t hc_mono_of_real(int64_t real_ns)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    int64_t age = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec - real_ns;
+    int64_t age = clock_wall_ns() - real_ns;
     return hc_mono_ns() - (age > 0 ? age : 0);
 }
 

@@ -17,6 +17,7 @@
 #include <strings.h>
 
 #include "flood/core/addr.h"
+#include "flood/core/hash.h"
 
 /* ---- --resolve ------------------------------------------------------------------------ */
 
@@ -137,16 +138,6 @@ SSL *hc_tls_new(struct hc_client *c, struct hc_origin *o, struct hc_conn *k, int
 
 /* ---- origins -------------------------------------------------------------------------- */
 
-static uint64_t hash_of(const char *s, size_t n)
-{
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (size_t i = 0; i < n; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 1099511628211ull;
-    }
-    return h;
-}
-
 /* The length of url's origin part: up to the path, query or fragment; 0 without "://".
  * Hand-written as the sender's origin_of: it runs for every request. */
 static size_t prefix_len(const char *url)
@@ -235,7 +226,7 @@ struct hc_origin *hc_origin_get(struct hc_client *c, const char *url)
     struct hc_origin *o = c->last;
     if (o && o->key_len == len && memcmp(o->key, url, len) == 0)
         return o;
-    uint64_t h = hash_of(url, len);
+    uint64_t h = hash_fnv1a(url, len);
     if (c->tab_cap) {
         for (size_t j = h & (c->tab_cap - 1); (o = c->tab[j]); j = (j + 1) & (c->tab_cap - 1))
             if (o->hash == h && o->key_len == len && memcmp(o->key, url, len) == 0) {

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "flood/core/hash.h"
 #include "flood/measure/stats.h"
 
 #define NS 1000000000LL
@@ -33,20 +34,12 @@ struct parse {
     struct replay *out;
 };
 
-static uint64_t fnv(const char *s, size_t n)
-{
-    uint64_t h = 0xcbf29ce484222325ULL;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)s[i]) * 0x100000001b3ULL;
-    return h;
-}
-
 static void slots_grow(struct parse *p)
 {
     size_t n = p->n_slots ? p->n_slots * 2 : 256;
     uint32_t *s = flood_xcalloc(n, sizeof(*s));
     for (size_t i = 0; i < p->n_names; i++) {
-        size_t j = fnv(p->names[i], strlen(p->names[i])) & (n - 1);
+        size_t j = hash_fnv1a(p->names[i], strlen(p->names[i])) & (n - 1);
         while (s[j])
             j = (j + 1) & (n - 1);
         s[j] = (uint32_t)i + 1;
@@ -65,7 +58,7 @@ static uint32_t origin_id(struct parse *p, const char *name, size_t len)
     buf[len] = 0;
     if ((p->n_names + 1) * 2 > p->n_slots)
         slots_grow(p);
-    size_t j = fnv(buf, len) & (p->n_slots - 1);
+    size_t j = hash_fnv1a(buf, len) & (p->n_slots - 1);
     while (p->slots[j]) {
         uint32_t id = p->slots[j] - 1;
         if (!strcmp(p->names[id], buf))
@@ -591,7 +584,7 @@ int replay_instance(const struct replay *r, uint32_t rank, int instances)
     if (rank < (uint32_t)instances || rank >= r->n_origins)
         return 1 + (int)(rank % (uint32_t)instances);
     const char *o = r->origins[rank];
-    return 1 + (int)(fnv(o, strlen(o)) % (uint64_t)instances);
+    return 1 + (int)(hash_fnv1a(o, strlen(o)) % (uint64_t)instances);
 }
 
 int64_t *replay_times(const struct replay *r, double speed)

@@ -38,13 +38,6 @@
 /* Behind the signers, the loop waits for this many more of its requests to be ready. */
 #define READY_BATCH 16
 
-int64_t sender_mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 #define rel_now sender_rel_now
 
 int sender_parse_source_ips(const char *s, struct sender_opts *o, struct flood_err *err)

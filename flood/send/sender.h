@@ -110,7 +110,4 @@ int sender_run(struct sender *s, int64_t mono0_ns, struct sender_result *res,
                struct flood_err *err) FLOOD_WUR;
 void sender_free(struct sender *s);
 
-/* CLOCK_MONOTONIC now, in ns. */
-int64_t sender_mono_ns(void);
-
 #endif

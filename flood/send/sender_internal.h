@@ -10,6 +10,7 @@
 #include <sys/timerfd.h>
 #include <time.h>
 
+#include "flood/core/clock.h"
 #include "flood/send/hclient.h"
 #include "flood/send/sender.h"
 
@@ -107,9 +108,7 @@ static inline int sender_has_next(const struct sender_loop *s)
 /* ns since the run's start */
 static inline int64_t sender_rel_now(const struct sender_loop *s)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec - s->mono0;
+    return clock_mono_ns() - s->mono0;
 }
 
 /* A timeval of ns (negative: 0). */

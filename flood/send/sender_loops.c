@@ -4,6 +4,7 @@
  * struct stats; this file starts them, merges the seconds they close into the caller's
  * stats (stats_merge.h) and ticks from the calling thread, forwards SIGINT/SIGTERM, and at
  * the end joins them and merges every count. */
+#include "flood/core/clock.h"
 #include "flood/send/sender.h"
 #include "flood/send/sender_internal.h"
 
@@ -293,7 +294,7 @@ static int several_run(struct sender *s, int64_t mono0_ns, struct sender_result 
             pthread_join(s->slots[k].thread, NULL);
         sts[k] = s->slots[k].st;
     }
-    int64_t end = sender_mono_ns() - mono0_ns;
+    int64_t end = clock_mono_ns() - mono0_ns;
     pthread_mutex_lock(&s->lock);
     stats_merge_finish(s->merge, sts);
     pthread_mutex_unlock(&s->lock);

@@ -1,4 +1,5 @@
 /* flood/send/signer.c: signer threads filling the look-ahead ring (see signer.h). */
+#include "flood/core/clock.h"
 #include "flood/send/signer.h"
 #include "flood/core/grammar.h"
 #include "flood/core/url.h"
@@ -112,13 +113,6 @@ void signer_req_free(struct signer_req *r)
     free(r->body);
     free(r->head);
     free(r);
-}
-
-static int64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 static uint64_t mix64(uint64_t z)
@@ -387,7 +381,7 @@ static void *signer_main(void *arg)
     }
     pthread_mutex_lock(&s->lock);
     while (!s->stop && (s->next_t >= 0 || s->o.steerable) && !atomic_load(&s->failed)) {
-        int64_t now = mono_ns();
+        int64_t now = clock_mono_ns();
         int64_t wait_until = 0;
         if (s->next_t < 0) /* a steered schedule paused or over: until a change or the stop */
             wait_until = now + 100000000;

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "flood/core/clock.h"
 #include "sign/err.h"
 
 struct steer {
@@ -82,14 +83,7 @@ uint64_t steer_post(struct steer *st, const struct steer_change *cmd)
 
 int steer_wait(struct steer *st, uint64_t ticket, long timeout_ms)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    ts.tv_sec += timeout_ms / 1000;
-    ts.tv_nsec += (timeout_ms % 1000) * 1000000;
-    if (ts.tv_nsec >= 1000000000) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000;
-    }
+    struct timespec ts = clock_mono_after(timeout_ms);
     pthread_mutex_lock(&st->lock);
     while (st->applied < ticket &&
            pthread_cond_timedwait(&st->applied_cond, &st->lock, &ts) != ETIMEDOUT)

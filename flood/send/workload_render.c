@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "flood/core/clock.h"
 #include "flood/send/workload_int.h"
 #include "webfinger/activity.h"
 #include "webfinger/content.h"
@@ -394,13 +395,6 @@ char *workload_render_unseen(struct workload *w, uint64_t seq, const struct entr
 
 /* ---- serving --------------------------------------------------------------------------- */
 
-static int64_t wall_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 int workload_gone_at(const struct workload *w, uint32_t idx, int64_t now_ns)
 {
     return idx < w->n_actor_idx && w->revs[idx].gone && now_ns >= w->revs[idx].gone_ns;
@@ -498,7 +492,7 @@ static int serve_note(struct workload *w, const struct wf_route *r, struct wf_do
     enum op_kind op = workload_entry_op(&e);
     if (idx == e.actor_idx && has_own_note(op)) {
         pthread_mutex_lock(&w->lock);
-        int gone = workload_gone_at(w, idx, wall_ns());
+        int gone = workload_gone_at(w, idx, clock_wall_ns());
         pthread_mutex_unlock(&w->lock);
         if ((e.persona_op & F_DELETED) || gone) {
             wf_error(410, "deleted", out);
@@ -579,7 +573,7 @@ int workload_actor_gone(struct workload *w, int instance, int actor, int64_t now
 
 uint32_t workload_actor_revision(struct workload *w, int instance, int actor, time_t *when)
 {
-    return workload_actor_state(w, instance, actor, wall_ns(), NULL, when);
+    return workload_actor_state(w, instance, actor, clock_wall_ns(), NULL, when);
 }
 
 int workload_actor_hook(void *ctx, const struct server_req *req, struct wf_doc *out)
@@ -590,7 +584,7 @@ int workload_actor_hook(void *ctx, const struct server_req *req, struct wf_doc *
     const struct wf_route *r = &req->route;
     uint32_t rot;
     time_t when;
-    int64_t now = wall_ns();
+    int64_t now = clock_wall_ns();
     uint32_t rev = workload_actor_state(w, r->instance, r->actor, now, &rot, &when);
     if (r->kind == WF_ROUTE_ACTOR && workload_actor_gone(w, r->instance, r->actor, now)) {
         /* deleted (delete-actor): 410 Gone, as Mastodon answers for a deleted account and as
