@@ -407,7 +407,9 @@ static const char cap_usage[] =
     "named in the verdict, which also reads in active users (--users-model).\n";
 
 static const char cap_tail[] =
-    "flood run's options (Target: and after) go to every step's run: --dashboard ADDR:PORT\n"
+    "flood run's options (Target: and after) go to every step's run, with --refollow\n"
+    "undo-first unless given (the crowd's follow state carries over from step to step: a\n"
+    "Follow then undoes one first, so each step's Follows are judged): --dashboard ADDR:PORT\n"
     "has each step's run serve the live page there in turn (a fixed port); an open page\n"
     "follows from step to step, starting over with each one's second 0.\n"
     "\n"
@@ -419,17 +421,18 @@ static const char cap_tail[] =
 struct cap_parse_ctx {
     struct cap_opts *o;
     int overflow;
+    int refollow; /* --refollow given */
 };
 
 /* Every option not capacity's own goes, as written, to each step's flood run. */
 static void cap_seen(void *ctx, size_t set, const struct opt *row, const char *arg, char **raw,
                      int n_raw)
 {
-    (void)row;
     (void)arg;
     struct cap_parse_ctx *c = ctx;
     if (set == 0)
         return;
+    c->refollow |= row && row->name && !strcmp(row->name, "refollow");
     for (int i = 0; i < n_raw; i++) {
         if (c->o->n_pass >= CAP_ARGS_MAX) {
             c->overflow = 1;
@@ -473,6 +476,14 @@ static int cap_parse(int argc, char **argv, struct cap_opts *o, const char **das
     if (rc == 0) {
         o->lim.latency_ms = o->max_p99_s * 1000;
         o->lim.f2a_ms = o->max_f2a_s * 1000;
+        /* Every step follows the persona again from the same crowd, whose follow state
+         * carries over (a step is a run of its own): once every actor follows, a Follow
+         * would be a refollow, which Follow-to-Accept does not judge, so the steps undo one
+         * first unless told otherwise */
+        if (!ctx.refollow && o->n_pass + 2 <= CAP_ARGS_MAX) {
+            o->pass[o->n_pass++] = "--refollow";
+            o->pass[o->n_pass++] = "undo-first";
+        }
         if (ctx.overflow)
             why = "too many options";
         else if (o->stats_url && o->probe_cmd)
@@ -608,12 +619,12 @@ int cmd_capacity(int argc, char **argv)
     }
     char verdict[1536];
     cap_verdict(best, fail, &o.lim, verdict, sizeof(verdict));
-    if (best) { /* "sustains R/s" then the users it stands for */
-        char phrase[512], *at = strstr(verdict, "/s");
+    if (best) { /* "sustains R/s (figures)" then the users it stands for */
+        char phrase[512], *at = strchr(verdict, ')');
         users_phrase(&o.users, best->rate, phrase, sizeof(phrase));
         if (at && strlen(verdict) + strlen(phrase) < sizeof(verdict)) {
-            memmove(at + 2 + strlen(phrase), at + 2, strlen(at + 2) + 1);
-            memcpy(at + 2, phrase, strlen(phrase));
+            memmove(at + 1 + strlen(phrase), at + 1, strlen(at + 1) + 1);
+            memcpy(at + 1, phrase, strlen(phrase));
         }
     }
     if (cap_stop)

@@ -435,6 +435,11 @@ static int write_merged(const char *out, struct shard_in *in, size_t n, struct s
         gen.interrupted |= json_is_true(json_object_get(g, "interrupted"));
         json_array_append_new(dirs, json_string(in[i].dir));
     }
+    /* figures of one crowd's own timeline (percentiles, curves, classes drawn for it) do
+     * not add up across shards: each shard's run.json keeps its own */
+    json_object_del(inbound, "retry_curve");
+    json_object_del(inbound, "fan_out");
+    json_object_del(inbound, "population");
     json_t *shard = json_deep_copy(in[0].shard);
     json_object_del(shard, "index");
     json_object_del(shard, "share");

@@ -124,7 +124,7 @@ void users_phrase(const struct users_model *m, double rate, char *buf, size_t si
     snprintf(buf, size,
              " ≈ the inbound federation of %s active users at peak (model: follows=%g, "
              "remote=%g%%, unique=%g%%, posts=%g, boosts=%g, edits=%g, local-posts=%g, "
-             "likes-in=%g, boosts-in=%g, replies-in=%g, peak=%g; %.3g activities a second a "
+             "likes-in=%g, boosts-in=%g, replies-in=%g, peak=%g: %.3g activities a second a "
              "user at peak)",
              n, m->follows, m->remote * 100, m->unique * 100, m->posts, m->boosts, m->edits,
              m->local_posts, m->likes_in, m->boosts_in, m->replies_in, m->peak,

@@ -74,7 +74,9 @@ if run base; then ok "a run of Follows against the target"; else
 fi
 sent=$(j base .inbound.follows_sent)
 acc=$(j base .inbound.accepts)
-check '[ "${sent:-0}" -gt 20 ] && [ "$acc" = "$sent" ]' "every Follow sent ($sent) came back as an Accept ($acc)"
+# 4 x 5 actors, each following once (the follow state: a Follow comes from an actor that does
+# not follow yet; the draws past the twentieth are refollows, counted apart)
+check '[ "${sent:-0}" -ge 20 ] && [ "$acc" = "$sent" ]' "every Follow sent ($sent) came back as an Accept ($acc)"
 check '[ "$(j base .inbound.follows_unanswered)" = 0 ]' "no Follow left unanswered"
 check '[ "$(j base .inbound.follow_to_accept_ms.count)" = "$acc" ]' "the Follow-to-Accept histogram holds every Accept"
 p50=$(j base '.inbound.follow_to_accept_ms.p50')

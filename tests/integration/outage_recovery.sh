@@ -90,8 +90,12 @@ for policy in mastodon gotosocial; do
     [ "${f503:-0}" -gt 0 ]
     check $? "$policy: the crowd answered 503s in the dark window ($f503)"
     expect_eq "$f503" "$t503" "$policy: the crowd's 503s are the target's"
-    [ "${fpass:-0}" -ge "${tok:-x}" ] && [ "$fpass" -le $((tok + terr)) ]
-    check $? "$policy: what passed at the crowd is what the target saw through, give or take those cut at the crowd's stop ($fpass against $tok 2xx + $terr errors)"
+    # the target goes on delivering while the run writes its results and stops: a delivery
+    # answered in that last moment is in the target's log but not in run.json (a few, at
+    # most a twentieth); one cut at the crowd's stop is a target error, not a 2xx
+    late=$(( tok / 20 > 3 ? tok / 20 : 3 ))
+    [ "${fpass:-0}" -ge $(( ${tok:-0} - late )) ] && [ "$fpass" -le $((tok + terr)) ]
+    check $? "$policy: what passed at the crowd is what the target saw through, give or take those answered after the run's results or cut at the crowd's stop ($fpass against $tok 2xx + $terr errors)"
     awk -v a="$fgiven" -v b="$tgiven" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a > 0 && d <= 2 + b / 10) }'
     check $? "$policy: retries after a Retry-After, crowd $fgiven against the log's $tgiven"
     [ "$(jget "$c.mean_attempts > 1")" = true ]
