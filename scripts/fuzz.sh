@@ -12,7 +12,7 @@ secs=${1:-60}
 case "$secs" in '' | *[!0-9]*) echo "usage: scripts/fuzz.sh SECONDS" >&2; exit 2 ;; esac
 CC=${FUZZ_CC:-clang}
 out=build-fuzz
-PKGS="libmicrohttpd openssl jansson libcurl libevent libevent_pthreads libevent_openssl ldns hiredis"
+PKGS="libmicrohttpd gnutls openssl jansson libcurl libevent libevent_pthreads libevent_openssl ldns hiredis"
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
 CFLAGS="-std=c11 -O1 -g -D_GNU_SOURCE -DFLOOD_VERSION=\"fuzz\" -I. -pthread $SAN $(pkg-config --cflags $PKGS 2>/dev/null)"
 LIBS="$(pkg-config --libs $PKGS 2>/dev/null) -lhttp_parser -pthread -lm"

@@ -181,7 +181,11 @@ expect_eq "$(r 'flood_egress_refused_host_total{host="canary.example"}')" 1 "met
 expect_eq "$(r 'flood_egress_refused_host_total{host="canary.example:443"}')" 1 "metrics: the CONNECT canary counted by host:port"
 expect_eq "$(r 'flood_egress_malformed_total{reason="line"}')/$(r 'flood_egress_malformed_total{reason="too_large"}')/$(r 'flood_egress_malformed_total{reason="version"}')/$(r 'flood_egress_malformed_total{reason="timeout"}')" \
     1/1/1/1 "metrics: malformed by reason: line 1, too_large 1, version 1, timeout 1"
-expect_eq "$(r 'flood_egress_tunnels_closed_total{end="silent"}')/$(r 'flood_egress_tunnels_closed_total{end="half_close"}')" 1/1 "metrics: tunnels closed silent 1, half_close 1"
+# The half-closed tunnel ends "half_close" when the crowd's answer reaches the proxy after
+# the client's end, "done" when it overtakes the client's shutdown (a loaded machine may
+# run the proxy between the client's write and its shutdown): which of the two is a race
+# of the client's own making, so either is right, but never an error.
+expect_eq "$(r 'flood_egress_tunnels_closed_total{end="silent"}')/$(( $(r 'flood_egress_tunnels_closed_total{end="half_close"}') <= 1 ))/$(r 'flood_egress_tunnels_closed_total{end="error"}')" 1/1/0 "metrics: tunnels closed silent 1, half_close at most the one, none in error"
 ANS=$(r 'flood_egress_requests_total{outcome="answered"}')
 expect_eq "$ANS" $((N + 11)) "metrics: answered $((N + 11)) ($N, the image, 2 POSTs, 3 good, 3 pipelined, 1 before a CONNECT, the half-closed one)"
 SUM=$(($(r 'flood_egress_requests_total{outcome="answered"}') + $(r 'flood_egress_requests_total{outcome="failed"}') + $(r 'flood_egress_requests_total{outcome="refused"}') + $(r 'flood_egress_requests_total{outcome="malformed"}') + $(r 'flood_egress_requests_total{outcome="tunnelled"}')))
