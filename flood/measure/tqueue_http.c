@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <curl/curl.h>
-
+#include "flood/core/http.h"
+#include "flood/core/jpath.h"
 #include "flood/measure/tqueue_int.h"
 
 /* ---- Prometheus text exposition (pure) ------------------------------------------------ */
@@ -195,75 +195,31 @@ int tq_fedify_gauges(const json_t *snapshot, struct tq_reading *r, struct flood_
 
 /* ---- reading over HTTP ------------------------------------------------------------------ */
 
-struct body {
-    char *p;
-    size_t n;
-    int over;
-};
-
-static size_t collect(char *p, size_t size, size_t n, void *ctx)
+/* GET the source's URL (core/http.c: the 2 s limit, a body cap, no redirect): 0 and the
+ * answer (http_resp_free it), or -1 with r failed. */
+static int get(struct tq_source *s, struct tq_reading *r, struct http_resp *out)
 {
-    struct body *b = ctx;
-    size_t add = size * n;
-    if (b->n + add > TQ_BODY_MAX) {
-        b->over = 1;
-        return 0;
-    }
-    b->p = flood_xrealloc(b->p, b->n + add + 1);
-    memcpy(b->p + b->n, p, add);
-    b->n += add;
-    b->p[b->n] = '\0';
-    return add;
-}
-
-/* GET the source's URL: 0 and the body (free it), or -1 with r failed. */
-static int get(struct tq_source *s, struct tq_reading *r, struct body *b)
-{
-    CURL *e = curl_easy_init();
-    if (!e) {
-        tq_fail(r, "%s: cannot make an HTTP client", tq_source_kind(s));
+    struct http_opts o = {.timeout_ms = TQ_TIMEOUT_MS, .max_body = TQ_BODY_MAX};
+    struct flood_err err = {0};
+    char who[16];
+    snprintf(who, sizeof(who), "%s", tq_source_kind(s));
+    struct http_req req = {.method = HTTP_GET, .url = s->url, .o = &o, .who = who};
+    if (http_fetch(&req, out, &err) < 0) {
+        tq_fail(r, "%s", err.msg);
         return -1;
     }
-    memset(b, 0, sizeof(*b));
-    curl_easy_setopt(e, CURLOPT_URL, s->url);
-    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)TQ_TIMEOUT_MS);
-    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, collect);
-    curl_easy_setopt(e, CURLOPT_WRITEDATA, b);
-    CURLcode rc = curl_easy_perform(e);
-    long status = 0;
-    curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
-    curl_easy_cleanup(e);
-    if (b->over)
-        tq_fail(r, "%s: %s: the answer is over %d bytes", tq_source_kind(s), s->url, TQ_BODY_MAX);
-    else if (rc != CURLE_OK)
-        tq_fail(r, "%s: %s: %s", tq_source_kind(s), s->url, curl_easy_strerror(rc));
-    else if (status != 200)
-        tq_fail(r, "%s: %s: status %ld", tq_source_kind(s), s->url, status);
-    if (!r->ok) {
-        free(b->p);
+    if (out->status != 200) {
+        tq_fail(r, "%s: %s: status %ld", who, s->url, out->status);
+        http_resp_free(out);
         return -1;
     }
-    if (!b->p)
-        b->p = flood_xstrdup("");
     return 0;
 }
 
-/* A dotted path ("queue.depth", "queues.0.size") in a JSON document. */
-static const json_t *json_at(const json_t *v, const char *path)
-{
-    char buf[256];
-    snprintf(buf, sizeof(buf), "%s", path);
-    for (char *save = NULL, *k = strtok_r(buf, ".", &save); v && k; k = strtok_r(NULL, ".", &save))
-        v = json_is_array(v) ? json_array_get(v, strtoul(k, NULL, 10)) : json_object_get(v, k);
-    return v;
-}
-
-static void read_fedify(struct tq_source *s, struct tq_reading *r, const struct body *b)
+static void read_fedify(struct tq_source *s, struct tq_reading *r, const struct http_resp *b)
 {
     json_error_t je;
-    json_t *j = json_loadb(b->p, b->n, 0, &je);
+    json_t *j = json_loadb(b->body, b->len, 0, &je);
     struct flood_err err = {0};
     if (!j || tq_fedify_gauges(j, r, &err)) {
         tq_fail(r, "fedify: %s: %s", s->url, j ? err.msg : je.text);
@@ -311,7 +267,7 @@ void tq_http_read(struct tq_source *s, struct tq_reading *r)
         read_cmd(s, r);
         return;
     }
-    struct body b;
+    struct http_resp b = {0};
     if (get(s, r, &b))
         return;
     if (s->kind == TQ_FEDIFY) {
@@ -319,18 +275,18 @@ void tq_http_read(struct tq_source *s, struct tq_reading *r)
     } else if (s->kind == TQ_PROMETHEUS) {
         double v;
         struct flood_err err = {0};
-        if (tq_prom_value(b.p, b.n, s->metric, s->labels, &v, &err))
+        if (tq_prom_value(b.body, b.len, s->metric, s->labels, &v, &err))
             tq_fail(r, "%s: %s", s->url, err.msg);
         else
             tq_add(r, "depth", v, TQ_INBOUND);
     } else {
-        json_t *j = json_loadb(b.p, b.n, 0, NULL);
-        const json_t *v = json_at(j, s->path);
+        json_t *j = json_loadb(b.body, b.len, 0, NULL);
+        const json_t *v = jpath_get(j, s->path);
         if (!json_is_number(v))
             tq_fail(r, "json: %s: no number at '%s'", s->url, s->path);
         else
             tq_add(r, "depth", json_number_value(v), TQ_INBOUND);
         json_decref(j);
     }
-    free(b.p);
+    http_resp_free(&b);
 }

@@ -2,6 +2,29 @@
 // follow-up work an activity causes (media, link cards, object fetches) goes to others.
 // N asynchronous workers take from each in arrival order.
 
+/* Work one item on queue q (WorkQueue or RedisWorkQueue: workMs, handler, stats, log, busy,
+ * name): the pause standing for a database write, the handler, and its timings recorded. */
+export async function runItem(q, item) {
+    const t0 = performance.now();
+    let verdict = "ok";
+    let reason;
+    let sub;
+    q.busy++;
+    try {
+        if (q.workMs > 0) await new Promise((r) => setTimeout(r, q.workMs));
+        const r = await q.handler(item);
+        if (r && r.verdict) verdict = r.verdict;
+        if (r && r.reason) reason = r.reason;
+        if (r && r.sub) sub = r.sub;
+    } catch (err) {
+        verdict = "failed";
+        reason = err && err.name ? err.name : "error";
+        q.log(`${q.name}: ${item.type} failed: ${err && err.message ? err.message : err}`);
+    }
+    q.busy--;
+    q.stats.recordDone(item.type, t0 - item.enqueuedAt, performance.now() - t0, verdict, reason, sub);
+}
+
 /* A FIFO with a moving head, so taking an item is O(1) (Array.shift is O(n)). */
 export class WorkQueue {
     /* handler(item) returns {verdict: "ok"|"ignored", reason?, sub?} or throws (verdict
@@ -68,25 +91,7 @@ export class WorkQueue {
                 await new Promise((resolve) => this.waiters.push(resolve));
                 continue;
             }
-            const t0 = performance.now();
-            let verdict = "ok";
-            let reason;
-            let sub;
-            this.busy++;
-            try {
-                if (this.workMs > 0) await new Promise((r) => setTimeout(r, this.workMs));
-                const r = await this.handler(item);
-                if (r && r.verdict) verdict = r.verdict;
-                if (r && r.reason) reason = r.reason;
-                if (r && r.sub) sub = r.sub;
-            } catch (err) {
-                verdict = "failed";
-                reason = err && err.name ? err.name : "error";
-                this.log(`${this.name}: ${item.type} failed: ${err && err.message ? err.message : err}`);
-            }
-            this.busy--;
-            const t1 = performance.now();
-            this.stats.recordDone(item.type, t0 - item.enqueuedAt, t1 - t0, verdict, reason, sub);
+            await runItem(this, item);
         }
     }
 

@@ -8,6 +8,8 @@
 // Redis (--target-queue bullmq:...) is the real backlog.
 import { Queue, Worker } from "bullmq";
 
+import { runItem } from "./queue.mjs";
+
 export class RedisWorkQueue {
     /* As WorkQueue's constructor, plus redis ({host, port, db}) and prefix (the Redis
      * prefix Misskey would take from its config; default "flood-target"). */
@@ -65,32 +67,11 @@ export class RedisWorkQueue {
                 const item = this.pending.get(job.data.id);
                 if (!item) return;
                 this.pending.delete(job.data.id);
-                await this.run(item);
+                await runItem(this, item);
             },
             { connection: this.connection, prefix: this.prefix, concurrency: this.workers },
         );
         this.worker.on("error", (err) => this.log(`inbox worker (redis): ${err?.message ?? err}`));
-    }
-
-    async run(item) {
-        const t0 = performance.now();
-        let verdict = "ok";
-        let reason;
-        let sub;
-        this.busy++;
-        try {
-            if (this.workMs > 0) await new Promise((r) => setTimeout(r, this.workMs));
-            const r = await this.handler(item);
-            if (r && r.verdict) verdict = r.verdict;
-            if (r && r.reason) reason = r.reason;
-            if (r && r.sub) sub = r.sub;
-        } catch (err) {
-            verdict = "failed";
-            reason = err && err.name ? err.name : "error";
-            this.log(`${this.name}: ${item.type} failed: ${err && err.message ? err.message : err}`);
-        }
-        this.busy--;
-        this.stats.recordDone(item.type, t0 - item.enqueuedAt, performance.now() - t0, verdict, reason, sub);
     }
 
     get idle() {
