@@ -13,8 +13,13 @@
 #include "flood/check/check_internal.h"
 #include "flood/core/clock.h"
 
-#define TWIN_WAIT_MIN_MS  10000 /* at least this long for the twin's Accept */
-#define TWIN_AFTER_MIN_MS 1000  /* after the twin's Accept, at least this long for the bad one */
+#define TWIN_WAIT_MIN_MS 10000 /* at least this long for the twin's Accept */
+/* After the twin's Accept, the bad Follow's is waited for TWIN_AFTER_TIMES the twin's
+ * Follow-to-Accept, at least TWIN_AFTER_MIN_MS (within the whole wait): a target's workers
+ * and deliveries do not keep the order of two Follows sent together, and a bad one
+ * processed a little later must not pass for dropped. */
+#define TWIN_AFTER_MIN_MS 3000
+#define TWIN_AFTER_TIMES  4
 
 /* The twin's actor: from the highest actor numbers of the instance down, a fresh one for
  * each refusal step, never the bad request's own or the check crowd's special actors. */
@@ -78,8 +83,9 @@ static void decide(struct check *c, struct check_result *r, const char *got, con
                   twin == 2 ? "a Reject, not an Accept," : "no Accept", wait_ms);
         return;
     }
-    uint64_t f2a_us = twin_at - sent_us,
-             after = f2a_us > TWIN_AFTER_MIN_MS * 1000ULL ? f2a_us : TWIN_AFTER_MIN_MS * 1000ULL;
+    uint64_t f2a_us = twin_at - sent_us, after = f2a_us * TWIN_AFTER_TIMES;
+    if (after < TWIN_AFTER_MIN_MS * 1000ULL)
+        after = TWIN_AFTER_MIN_MS * 1000ULL;
     uint64_t bad_deadline = twin_at + after < deadline ? twin_at + after : deadline;
     int bad = check_wait_answer(c, bad_id, bad_deadline, &bad_at);
     if (bad == 1) {

@@ -105,7 +105,11 @@ for m in $rounds; do
     # --max-p99 3s: what is judged here is Follow-to-Accept; the answers' own limit only
     # has to stay out of its way (the target's answers took a p99 of 1.5 s in the step at
     # twice capacity once, with a sanitized round beside it on both cores)
-    capacity "$T_TMP/f$m" --max-f2a 1.5s --max-p99 3s --hold 12s --start "$((want / 2))" --factor 2 --refine 3
+    # --refollow undo-first: the 20 crowd actors follow within the first steps, and the
+    # follow state carries over; this target (one worker, in order) takes an Undo and the
+    # Follow after it in turn, so each step has first Follows to judge
+    capacity "$T_TMP/f$m" --max-f2a 1.5s --max-p99 3s --hold 12s --start "$((want / 2))" --factor 2 --refine 3 \
+        --refollow undo-first
     expect_eq "$CAP_RC" 0 "--work-ms $m, no queue source: exits 0"
     within "$T_TMP/f$m" "$want" 1
     [ "$(jq -r .broke_first "$T_TMP/f$m/capacity.json")" = f2a ]
