@@ -7,6 +7,7 @@
 #   scripts/load.sh --rate=300 --seconds=60 --personas=20 --follows=50 [--workers=2]
 #                   [--origin-burst=B --origin-refill=R] [--out=DIR] [--flood=PATH]
 #   scripts/load.sh --target=https://HOST --token-file=F --rate=... --seconds=...
+#   scripts/load.sh ... --proxy=ADDR:PORT | --dns=ADDR:53   (the target's way to the crowd)
 #
 # See --help and docs/LOAD.md (the method, and how to set up Mastodon, GoToSocial, Akkoma).
 set -u
@@ -42,6 +43,14 @@ Any target:
   --crowd-listen=A:P   where the target reaches the crowd (default 127.0.0.1:0, any port);
                        with --target, the address the target's *.test names resolve to
   --crowd-tls          the crowd serves HTTPS (its CA's path is printed and kept)
+  --proxy=A:P          the crowd's egress proxy listens on A:P (port 0 picks one) for the
+                       whole run: point the target's outgoing proxy there (the reference
+                       target is, and then has no --resolve-crowd); what it asked for is
+                       in run.json's "egress" and summary.md
+  --dns=A:P            the crowd's name server listens on A:P (a fixed port, 53 for a
+                       resolv.conf) for the whole run, answering the crowd's names with the
+                       address of --crowd-listen (give it port 443 with --crowd-tls, else
+                       80): point the target's resolver there (the reference target is)
   --quiet-seconds=Q    without --stats-url, the queue counts as drained once no delivery
                        reached the crowd for Q seconds (default 10)
 
@@ -69,6 +78,7 @@ RATE=300 SECONDS_=60 PERSONAS="" FOLLOWS=50 WORKERS=2 BURST="" REFILL="" WORK_MS
 TARGET="" TOKEN_FILE="" STATS_URL="" CROWD_LISTEN="127.0.0.1:0" CROWD_TLS=0 QUIET_S=10
 INSTANCES=20 ACTORS=10 STATE="${FLOOD_STATE:-$ROOT/build/load-state}" FLOOD="${FLOOD:-$ROOT/build/flood}"
 OUT="" CROWD_OPT="" RUN_OPT="" PROBE_HZ=4 SETUP_TIMEOUT=180 DRAIN_TIMEOUT=300
+PROXY_LISTEN="" DNS_LISTEN=""
 
 bad_usage() {
     echo "load.sh: $1" >&2
@@ -99,6 +109,8 @@ for arg in "$@"; do
     --token-file) TOKEN_FILE=$val ;;
     --stats-url) STATS_URL=$val ;;
     --crowd-listen) [[ "$val" =~ ^.+:[0-9]+$ ]] || bad_usage "--crowd-listen: expected ADDR:PORT, got '$val'"; CROWD_LISTEN=$val ;;
+    --proxy) [[ "$val" =~ ^.+:[0-9]+$ ]] || bad_usage "--proxy: expected ADDR:PORT, got '$val'"; PROXY_LISTEN=$val ;;
+    --dns) [[ "$val" =~ ^.+:[0-9]+$ ]] && [ "${val##*:}" != 0 ] || bad_usage "--dns: expected ADDR:PORT with a fixed port (the target is started before the crowd and told it), got '$val'"; DNS_LISTEN=$val ;;
     --quiet-seconds) is_int "$val" && [ "$val" -ge 1 ] || bad_usage "--quiet-seconds: expected an integer >= 1, got '$val'"; QUIET_S=$val ;;
     --instances) is_int "$val" && [ "$val" -ge 1 ] || bad_usage "--instances: expected an integer >= 1, got '$val'"; INSTANCES=$val ;;
     --actors) is_int "$val" && [ "$val" -ge 1 ] || bad_usage "--actors: expected an integer >= 1, got '$val'"; ACTORS=$val ;;
@@ -125,6 +137,18 @@ fi
 [ -n "$REFILL" ] && [ -z "$BURST" ] && bad_usage "--origin-refill needs --origin-burst"
 [ -n "$BURST" ] && [ -z "$REFILL" ] && REFILL=1
 [ -z "$PERSONAS" ] && [ "$REFERENCE" = 1 ] && PERSONAS=20
+# The crowd processes listen on loopback behind the relay; with --dns on the relay's own
+# address, since the name server answers the crowd's names with the address its crowd
+# listens on (0.0.0.0: the --dns address), which is where the target must connect.
+CROWD_BIND=127.0.0.1
+if [ -n "$DNS_LISTEN" ]; then
+    CROWD_BIND=${CROWD_LISTEN%:*}
+    CROWD_BIND=${CROWD_BIND#[}
+    CROWD_BIND=${CROWD_BIND%]}
+fi
+BACKEND_HOST=$CROWD_BIND
+case "$BACKEND_HOST" in 0.0.0.0 | ::) BACKEND_HOST=127.0.0.1 ;; esac
+bind_of() { case "$1" in *:*) echo "[$1]:0" ;; *) echo "$1:0" ;; esac; }
 
 STAMP=$(date -u +%Y%m%dT%H%M%SZ)
 [ -n "$OUT" ] || OUT="$ROOT/out/load/$STAMP"
@@ -196,11 +220,12 @@ fail() {
     exit 1
 }
 
-# wait_listen LOG PID: the port from a 'listening on SCHEME://ADDR:PORT' line, or fail.
+# wait_listen LOG PID WHAT [PREFIX]: the port from a 'PREFIXlistening on SCHEME://ADDR:PORT'
+# line (PREFIX a sed pattern, default any text), or fail.
 wait_listen() {
-    local logf=$1 pid=$2 what=$3 p
+    local logf=$1 pid=$2 what=$3 pre=${4:-.*} p
     for _ in $(seq 1 1200); do # 120 s: a fresh state folder generates the crowd's keys
-        p=$(sed -n 's/.*listening on [a-z]*:\/\/.*:\([0-9][0-9]*\)$/\1/p' "$logf" | head -1)
+        p=$(sed -n "s/^${pre}listening on [a-z]*:\/\/.*:\([0-9][0-9]*\)\$/\1/p" "$logf" | head -1)
         [ -n "$p" ] && { echo "$p"; return 0; }
         kill -0 "$pid" 2>/dev/null || break
         sleep 0.1
@@ -239,7 +264,7 @@ CROWD=(--instances "$INSTANCES" --actors "$ACTORS" --state "$STATE")
 # to other ports are closed, so the target's pooled connections move over at once.
 RELAY_JS='
 const net = require("net"), fs = require("fs");
-const [listen, file, watchPid] = process.argv.slice(1);
+const [listen, file, watchPid, backendHost] = process.argv.slice(1);
 const m = /^\[?(.+?)\]?:(\d+)$/.exec(listen);
 let ports = [];
 const live = new Set();
@@ -264,7 +289,7 @@ const server = net.createServer((client) => {
     const conn = { client, backend: null };
     const attempt = (i) => {
         if (i >= ports.length) return client.destroy();
-        const up = net.connect(ports[i], "127.0.0.1");
+        const up = net.connect(ports[i], backendHost);
         up.once("error", () => attempt(i + 1));
         up.once("connect", () => {
             up.removeAllListeners("error");
@@ -286,18 +311,44 @@ process.on("SIGTERM", () => process.exit(0));
 '
 STEP="starting the relay to the crowd"
 : >"$TMP/backends"
-timeout -k 5 "$LIFE" node -e "$RELAY_JS" "$CROWD_LISTEN" "$TMP/backends" "$SELF" >"$TMP/relay.log" 2>&1 &
+timeout -k 5 "$LIFE" node -e "$RELAY_JS" "$CROWD_LISTEN" "$TMP/backends" "$SELF" "$BACKEND_HOST" >"$TMP/relay.log" 2>&1 &
 RELAY_PID=$!
 PIDS="$PIDS $RELAY_PID"
 RELAY_PORT=$(wait_listen "$TMP/relay.log" "$RELAY_PID" "the relay") || exit 1
 RELAY_HOST=${CROWD_LISTEN%:*}
 log "crowd address for the target: $RELAY_HOST:$RELAY_PORT"
+# The egress proxy: each crowd process has its own (--proxy 127.0.0.1:0), the one of the
+# crowd process answering at the time reached through a second relay, so the target keeps
+# one proxy address for the whole run.
+PROXY=""
+if [ -n "$PROXY_LISTEN" ]; then
+    STEP="starting the relay to the crowd's egress proxy"
+    : >"$TMP/pbackends"
+    timeout -k 5 "$LIFE" node -e "$RELAY_JS" "$PROXY_LISTEN" "$TMP/pbackends" "$SELF" 127.0.0.1 >"$TMP/prelay.log" 2>&1 &
+    PRELAY_PID=$!
+    PIDS="$PIDS $PRELAY_PID"
+    PROXY_PORT=$(wait_listen "$TMP/prelay.log" "$PRELAY_PID" "the proxy relay") || exit 1
+    PROXY="${PROXY_LISTEN%:*}:$PROXY_PORT"
+    log "egress proxy for the target: http://$PROXY"
+fi
+# set_backends FILE PORT...: the relay's backends, the first preferred
+set_backends() {
+    local f=$1
+    shift
+    echo "$*" >"$f.new" && mv "$f.new" "$f"
+}
 
 # ---- the target ---------------------------------------------------------------------------
 if [ "$REFERENCE" = 1 ]; then
     STEP="starting the reference target"
-    TARGS=(--listen 127.0.0.1:0 --domain target.test --workers "$WORKERS" --work-ms "$WORK_MS"
-        --resolve-crowd "127.0.0.1:$RELAY_PORT")
+    TARGS=(--listen 127.0.0.1:0 --domain target.test --workers "$WORKERS" --work-ms "$WORK_MS")
+    if [ -n "$PROXY" ]; then
+        TARGS+=(--proxy "http://$PROXY") # its only way to the crowd
+    elif [ -n "$DNS_LISTEN" ]; then
+        TARGS+=(--dns "$DNS_LISTEN") # its resolver: flood's name server
+    else
+        TARGS+=(--resolve-crowd "$BACKEND_HOST:$RELAY_PORT")
+    fi
     [ -n "$BURST" ] && TARGS+=(--origin-burst "$BURST" --origin-refill "$REFILL")
     timeout -k 5 "$LIFE" node "$ROOT/tests/target/server.mjs" "${TARGS[@]}" >"$OUT/target.log" 2>&1 &
     TARGET_PID=$!
@@ -338,19 +389,39 @@ log "target answers $API/api/v1/instance: $code"
 # ---- the crowd for the setup --------------------------------------------------------------
 start_serve() { # start_serve NAME: sets SERVE_PID, SERVE_PORT
     local name=$1
-    timeout -k 5 "$LIFE" "$FLOOD" serve --listen 127.0.0.1:0 "${CROWD[@]}" \
+    local extra=()
+    [ -n "$PROXY" ] && extra+=(--proxy 127.0.0.1:0)
+    # the setup crowd stays up for the whole run: the name server is its
+    [ -n "$DNS_LISTEN" ] && extra+=(--dns "$DNS_LISTEN")
+    timeout -k 5 "$LIFE" "$FLOOD" serve --listen "$(bind_of "$CROWD_BIND")" "${CROWD[@]}" "${extra[@]}" \
         --allow-host "$TARGET_HOSTPORT" "${RESOLVE[@]}" --log-deliveries \
         >"$OUT/$name.log" 2>&1 &
     SERVE_PID=$!
     PIDS="$PIDS $SERVE_PID"
-    SERVE_PORT=$(wait_listen "$OUT/$name.log" "$SERVE_PID" "flood serve ($name)") || exit 1
+    SERVE_PORT=$(wait_listen "$OUT/$name.log" "$SERVE_PID" "flood serve ($name)" "") || exit 1
+    SERVE_PROXY_PORT=""
+    [ -n "$PROXY" ] && SERVE_PROXY_PORT=$(wait_listen "$OUT/$name.log" "$SERVE_PID" "flood serve's proxy ($name)" "proxy ")
+    [ -z "$PROXY" ] || [ -n "$SERVE_PROXY_PORT" ] || exit 1
+    if [ -n "$DNS_LISTEN" ]; then
+        for _ in $(seq 1 100); do
+            grep -q '^dns on ' "$OUT/$name.log" && break
+            sleep 0.1
+        done
+        grep -q '^dns on ' "$OUT/$name.log" || fail "flood serve's name server did not start (log: $OUT/$name.log)"
+    fi
 }
 STEP="starting the crowd (flood serve)"
 start_serve crowd-setup
-SETUP_PORT=$SERVE_PORT
-echo "$SETUP_PORT" >"$TMP/backends.new" && mv "$TMP/backends.new" "$TMP/backends"
+SETUP_PORT=$SERVE_PORT SETUP_PROXY_PORT=$SERVE_PROXY_PORT
+set_backends "$TMP/backends" "$SETUP_PORT"
+[ -n "$PROXY" ] && set_backends "$TMP/pbackends" "$SETUP_PROXY_PORT"
 grep -h '^tls: CA certificate' "$OUT/crowd-setup.log" | head -1 | tee -a "$OUT/log.txt" >&2
-log "crowd (setup): flood serve on 127.0.0.1:$SETUP_PORT behind the relay"
+log "crowd (setup): flood serve on $CROWD_BIND:$SETUP_PORT behind the relay${PROXY:+, its proxy on 127.0.0.1:$SETUP_PROXY_PORT behind the proxy relay}"
+[ -n "$DNS_LISTEN" ] && log "name server for the target: $DNS_LISTEN (flood serve's, for the whole run), answering the crowd's names with $CROWD_BIND"
+if [ "$REFERENCE" = 0 ]; then
+    [ -n "$PROXY" ] && log "point $TARGET's outgoing proxy at http://$PROXY (docs/LOAD.md: the setting per server)"
+    [ -n "$DNS_LISTEN" ] && log "point $TARGET's resolver (for the crowd's domain) at $DNS_LISTEN"
+fi
 
 STEP="listing the crowd (flood actors)"
 "$FLOOD" actors --instances "$INSTANCES" --actors "$ACTORS" >"$OUT/actors.txt" 2>"$TMP/actors.err" ||
@@ -585,11 +656,12 @@ start_probe() {
 # ---- the flood ----------------------------------------------------------------------------
 STEP="flood run"
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
-RUN=("$FLOOD" run --listen 127.0.0.1:0 "${CROWD[@]}" --allow-host "$TARGET_HOSTPORT" "${RESOLVE[@]}"
+RUN=("$FLOOD" run --listen "$(bind_of "$CROWD_BIND")" "${CROWD[@]}" --allow-host "$TARGET_HOSTPORT" "${RESOLVE[@]}"
     --rate "$RATE" --duration "${SECONDS_}s" --out "$OUT/flood"
     --accept-wait 60s) # a queue behind answers its Follows late: let the probes close
 for p in "${P_FLOOD[@]}"; do RUN+=(--persona "$p"); done
 [ -n "$MIX" ] && RUN+=(--mix "$MIX")
+[ -n "$PROXY" ] && RUN+=(--proxy 127.0.0.1:0)
 # a lab target on plain HTTP: WebFinger over HTTP too
 [ "$REFERENCE" = 0 ] && [[ "$TARGET" == http://* ]] && RUN+=(--target-http)
 # shellcheck disable=SC2206
@@ -609,8 +681,17 @@ for _ in $(seq 1 1200); do
     sleep 0.1
 done
 if [ -n "$run_port" ]; then
-    echo "$run_port $SETUP_PORT" >"$TMP/backends.new" && mv "$TMP/backends.new" "$TMP/backends"
-    log "flood run: crowd on 127.0.0.1:$run_port, $RATE/s for $SECONDS_ s to $PERSONAS personas"
+    if [ -n "$PROXY" ]; then # its proxy is printed right after its crowd
+        run_pport=""
+        for _ in $(seq 1 100); do
+            run_pport=$(sed -n 's/.*proxy listening on http:\/\/.*:\([0-9][0-9]*\)$/\1/p' "$OUT/flood.log" 2>/dev/null | head -1)
+            [ -n "$run_pport" ] && break
+            sleep 0.05
+        done
+        [ -n "$run_pport" ] && set_backends "$TMP/pbackends" "$run_pport" "$SETUP_PROXY_PORT"
+    fi
+    set_backends "$TMP/backends" "$run_port" "$SETUP_PORT"
+    log "flood run: crowd on $CROWD_BIND:$run_port${run_pport:+, its proxy on 127.0.0.1:$run_pport}, $RATE/s for $SECONDS_ s to $PERSONAS personas"
 fi
 # flood run prints 'activities over' half a second before its first send: from it, the
 # time of the last scheduled send (1/rate before the end), from which the drain is timed
@@ -634,7 +715,8 @@ if [ -n "${TARGET_PID:-}" ] && ! kill -0 "$TARGET_PID" 2>/dev/null; then
     fail "the reference target exited during the flood (log: $OUT/target.log; flood's results kept)"
 fi
 PIDS=$(echo " $PIDS " | sed "s/ $RUN_PID / /")
-echo "$SETUP_PORT" >"$TMP/backends.new" && mv "$TMP/backends.new" "$TMP/backends"
+set_backends "$TMP/backends" "$SETUP_PORT"
+[ -n "$PROXY" ] && set_backends "$TMP/pbackends" "$SETUP_PROXY_PORT"
 touch "$TMP/probe-stop"
 cat "$OUT/flood.out" >&2
 [ -f "$OUT/flood/run.json" ] && cp "$OUT/flood/run.json" "$OUT/run.json"
@@ -784,6 +866,11 @@ ROW="| $RATE | $SECONDS_ | $TWORKERS | $LIMIT | $HELD | $QW50 / $QW95 | $PR50 / 
     echo "- host: $(nproc) cores; load average before the run $LOAD_BEFORE, after $(cut -d' ' -f1-3 /proc/loadavg)."
     [ -s "$S" ] && echo "- target: inbox $(jq -c .inbox "$S"), signature failures $SIGFAIL; deliveries $(jq -c '{attempts: .deliveries.attempts, ok: .deliveries.ok, failed: .deliveries.failed}' "$S")."
     [ -s "$S" ] && echo "- processed by type: $(jq -c '.activities | map_values({enqueued, ok, ignored, failed})' "$S")."
+    if [ -n "$PROXY" ]; then
+        echo "- egress (flood run's proxy, behind http://$PROXY): $(jq -r '.egress | "\(.requests) requests: relayed \(.relayed) (answered \(.answered), failed \(.failed)), CONNECT \(.connects), refused \(.refused)\(.refused_by_host | to_entries | map("\(.key) \(.value.requests)") | join(", ") | if . == "" then "" else " (" + . + ")" end), malformed \(.malformed); \(.instances | length) instances used; conserved: \(.conservation.ok)"' "$R")."
+        echo "- egress (the setup crowd's proxy, before and after flood run): $(sed -n 's/^egress: proxy [^ ]* //p' "$OUT/crowd-setup.log" | head -1)"
+    fi
+    [ -n "$DNS_LISTEN" ] && echo "- name server ($DNS_LISTEN, the setup crowd's): $(sed -n 's/^serve: name server: //p' "$OUT/crowd-setup.log" | head -1)"
     echo "- drain: $([ "$DRAINED" = 1 ] && echo "$DRAIN_S s after the last scheduled send; flood run waited $FLOOD_WAIT s more for answers and the queue emptied $AFTER_RUN s after it ended" || echo "not drained within $DRAIN_TIMEOUT s")."
     echo
     echo "flood command: \`$(cat "$OUT/flood-command.txt")\`"

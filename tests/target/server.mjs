@@ -31,6 +31,8 @@ const USAGE = `usage: node server.mjs [options]
   --origin-refill R          tokens per second per origin (default 1 with --origin-burst)
   --lax                      skip signature verification (tests only)
   --resolve-crowd ADDR:PORT  send every fetch of a *.test host to ADDR:PORT
+  --proxy http://ADDR:PORT   reach every other host through that outgoing proxy (CONNECT)
+  --dns ADDR:PORT            resolve every other host's name by that name server alone
   --admin-token T            bearer token for /admin (default: none, loopback only)
   --work-ms MS               extra time each activity holds its worker (default 0)
   --max-posts N              statuses held before the oldest remote ones go (default 200000)
@@ -152,6 +154,13 @@ function parseArgs(argv) {
                 break;
             case "--resolve-crowd":
                 o.crowd = hostPort(need(i++, a), a);
+                break;
+            case "--proxy":
+                o.proxy = need(i++, a);
+                if (!/^http:\/\/\[?[^\]/]+?\]?:\d+\/?$/.test(o.proxy)) fail(`--proxy: want http://ADDR:PORT '${o.proxy}'`);
+                break;
+            case "--dns":
+                o.dns = hostPort(need(i++, a), a);
                 break;
             case "--admin-token":
                 o.adminToken = need(i++, a);
@@ -365,7 +374,7 @@ async function main() {
     if (o.crowd) {
         routes.push({ match: (h) => h.endsWith(".test"), host: o.crowd.host, port: o.crowd.port });
     }
-    installRoutes(routes);
+    installRoutes(routes, { proxy: o.proxy, dns: o.dns });
     const retry =
         o.retryPolicy || o.retryAfter != null || o.deliveryLog || o.retryScale !== 1
             ? makeRetry({
@@ -501,6 +510,8 @@ async function main() {
                 origin_refill: o.refill,
                 lax: o.lax,
                 resolve_crowd: o.crowd ? `${o.crowd.host}:${o.crowd.port}` : null,
+                proxy: o.proxy ?? null,
+                dns: o.dns ? `${o.dns.host}:${o.dns.port}` : null,
                 media_workers: o.mediaWorkers,
                 link_workers: o.linkWorkers,
                 fetch_workers: o.fetchWorkers,

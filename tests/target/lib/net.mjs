@@ -1,15 +1,38 @@
 // Outgoing HTTP: routing of lab host names to loopback listeners, and counting of the
 // deliveries Fedify makes and of every GET the target makes to another host.
-import { Agent, buildConnector, setGlobalDispatcher } from "undici";
+import { Resolver } from "node:dns";
+import { Agent, Dispatcher, ProxyAgent, buildConnector, setGlobalDispatcher } from "undici";
 import { fetchKind } from "./fetchkind.mjs";
 
 /* routes: [{match(hostname) -> bool, host, port}]. Every connection made by fetch (Fedify's
  * document loader and its deliveries both use the global fetch) to a matching host name goes
  * to host:port instead. Only the socket changes: the URL, and so the Host header and the
- * signed request target, stay as they were. The first matching route wins. */
-export function installRoutes(routes) {
-    const connect = buildConnector({ timeout: 10000 });
-    const dispatcher = new Agent({
+ * signed request target, stay as they were. The first matching route wins.
+ *
+ * Hosts no route matches are reached as a server is pointed at the world:
+ * - proxy ("http://ADDR:PORT"): through that outgoing proxy, as undici's ProxyAgent goes
+ *   (a CONNECT tunnel for every origin, http:// ones too), the way Mastodon's http_proxy or
+ *   GoToSocial's HTTPS_PROXY send a server's fetches through flood's --proxy;
+ * - dns ({host, port}): names resolved by that name server alone (A records, UDP, then TCP
+ *   on truncation), as a resolv.conf naming flood's --dns would; a name it refuses fails
+ *   the fetch with the resolver's error;
+ * - neither: the system's resolver and a direct connection. */
+export function installRoutes(routes, { proxy = null, dns = null } = {}) {
+    let lookup;
+    if (dns) {
+        const resolver = new Resolver({ timeout: 2000, tries: 2 });
+        resolver.setServers([dns.host.includes(":") ? `[${dns.host}]:${dns.port}` : `${dns.host}:${dns.port}`]);
+        lookup = (hostname, options, callback) => {
+            resolver.resolve4(hostname, (err, addrs) => {
+                if (err) return callback(err);
+                if (options?.all) return callback(null, addrs.map((address) => ({ address, family: 4 })));
+                callback(null, addrs[0], 4);
+            });
+        };
+    }
+    const connect = buildConnector({ timeout: 10000, ...(lookup ? { lookup } : {}) });
+    const timeouts = { headersTimeout: 30000, bodyTimeout: 30000 };
+    const direct = new Agent({
         connect: (opts, callback) => {
             const route = routes.find((r) => r.match(opts.hostname));
             if (!route) return connect(opts, callback);
@@ -24,10 +47,41 @@ export function installRoutes(routes) {
                 callback
             );
         },
-        headersTimeout: 30000,
-        bodyTimeout: 30000,
+        ...timeouts,
     });
-    setGlobalDispatcher(dispatcher);
+    if (!proxy) {
+        setGlobalDispatcher(direct);
+        return;
+    }
+    const proxied = new ProxyAgent({ uri: proxy, ...timeouts });
+    setGlobalDispatcher(new Split(direct, proxied, (origin) => routes.some((r) => r.match(hostOf(origin)))));
+}
+
+function hostOf(origin) {
+    try {
+        return new URL(String(origin)).hostname;
+    } catch {
+        return "";
+    }
+}
+
+/* A dispatcher sending each request to `direct` when routed(origin), else to `proxied`. */
+class Split extends Dispatcher {
+    constructor(direct, proxied, routed) {
+        super();
+        this.direct = direct;
+        this.proxied = proxied;
+        this.routed = routed;
+    }
+    dispatch(opts, handler) {
+        return (this.routed(opts.origin) ? this.direct : this.proxied).dispatch(opts, handler);
+    }
+    async close() {
+        await Promise.all([this.direct.close(), this.proxied.close()]);
+    }
+    async destroy(err) {
+        await Promise.all([this.direct.destroy(err), this.proxied.destroy(err)]);
+    }
 }
 
 /* Wraps the global fetch, which Fedify (document loader, key fetches, deliveries) and the
