@@ -1,5 +1,6 @@
 /* flood/report/merge.c: flood merge (see merge.h and docs/SHARDS.md). */
 #include "flood/report/merge.h"
+#include "flood/report/merge_parts.h"
 #include "flood/report/results_mix.h"
 
 #include <inttypes.h>
@@ -201,26 +202,6 @@ static void add_series(struct stats *st, const struct shard_in *in, int64_t off)
     }
 }
 
-/* A JSON value's numbers added into acc (objects member by member; other values: the
- * first one's). The shards' "inbound" records add up this way. */
-static void add_numbers(json_t *acc, json_t *v)
-{
-    const char *k;
-    json_t *x;
-    json_object_foreach(v, k, x)
-    {
-        json_t *a = json_object_get(acc, k);
-        if (!a)
-            json_object_set_new(acc, k, json_deep_copy(x));
-        else if (json_is_integer(a) && json_is_integer(x))
-            json_integer_set(a, json_integer_value(a) + json_integer_value(x));
-        else if (json_is_real(a) && json_is_number(x))
-            json_real_set(a, json_real_value(a) + json_number_value(x));
-        else if (json_is_object(a) && json_is_object(x))
-            add_numbers(a, x);
-    }
-}
-
 static int cmp_follow(const void *a, const void *b)
 {
     const struct follow *x = a, *y = b;
@@ -418,7 +399,7 @@ static int write_merged(const char *out, struct shard_in *in, size_t n, struct s
     json_t *mix = json_object(); /* the shards' mixes, one run's */
     for (size_t i = 0; i < n; i++) {
         results_mix_add(mix, json_object_get(in[i].run, "mix"));
-        add_numbers(inbound, json_object_get(in[i].run, "inbound"));
+        merge_add_numbers(inbound, json_object_get(in[i].run, "inbound"));
         with_crowd |= json_is_object(json_object_get(in[i].run, "crowd"));
         results_crowd_add(&crowd, json_object_get(in[i].run, "crowd"));
         with_dns |= results_dns_add(&dns, json_object_get(in[i].run, "dns"));
@@ -435,11 +416,14 @@ static int write_merged(const char *out, struct shard_in *in, size_t n, struct s
         gen.interrupted |= json_is_true(json_object_get(g, "interrupted"));
         json_array_append_new(dirs, json_string(in[i].dir));
     }
-    /* figures of one crowd's own timeline (percentiles, curves, classes drawn for it) do
-     * not add up across shards: each shard's run.json keeps its own */
-    json_object_del(inbound, "retry_curve");
-    json_object_del(inbound, "fan_out");
-    json_object_del(inbound, "population");
+    /* the records of one crowd (each shard runs a whole one): what adds up summed, the
+     * rest per shard and said so (merge_parts.h) */
+    json_t **runs = flood_xcalloc(n, sizeof(*runs));
+    for (size_t i = 0; i < n; i++)
+        runs[i] = in[i].run;
+    merge_inbound(inbound, runs, n);
+    json_t *egress = merge_egress(runs, n);
+    free(runs);
     json_t *shard = json_deep_copy(in[0].shard);
     json_object_del(shard, "index");
     json_object_del(shard, "share");
@@ -465,6 +449,7 @@ static int write_merged(const char *out, struct shard_in *in, size_t n, struct s
                               .fetches = fetches,
                               .crowd = with_crowd ? &crowd : NULL,
                               .dns = with_dns ? &dns : NULL,
+                              .egress_merged = egress,
                               .series_added = 1,
                               .no_follow_log = 1,
                               .mix = json_object_size(mix) ? mix : NULL};
@@ -475,6 +460,7 @@ static int write_merged(const char *out, struct shard_in *in, size_t n, struct s
         results_print_table(log, st, &ri);
     json_decref(config);
     json_decref(inbound);
+    json_decref(egress);
     json_decref(shard);
     json_decref(mix);
     return rc;

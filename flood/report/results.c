@@ -57,6 +57,15 @@ static json_t *jms(double ms)
     return json_real((double)llround(ms * 1000.0) / 1000.0);
 }
 
+/* run.json's "egress" (a new reference, NULL without a proxy): the live proxy's counts,
+ * or flood merge's record of the shards'. */
+static json_t *results_egress_json(const struct results_info *ri)
+{
+    if (ri->egress)
+        return egress_json(ri->egress, 0);
+    return ri->egress_merged ? json_incref(ri->egress_merged) : NULL;
+}
+
 static json_t *hist_json(const struct hist *h)
 {
     json_t *o = json_object();
@@ -401,8 +410,9 @@ json_t *results_json(const struct stats *st, const struct results_info *ri)
         put(root, "crowd", results_crowd_json(ri->crowd));
     if (ri->dns)
         put(root, "dns", results_dns_json(ri->dns));
-    if (ri->egress)
-        put(root, "egress", egress_json(ri->egress, 0));
+    json_t *egress = results_egress_json(ri);
+    if (egress)
+        put(root, "egress", egress);
     if (ri->fetches) {
         put(root, "fetches", results_fetches_json(st, ri));
         char why[512];
@@ -544,8 +554,8 @@ static int write_summary(const char *dir, const struct stats *st, const struct r
         results_dns_line(f, ri->dns, 1);
     }
     report_retry_summary(f, json_object_get(run, "inbound"));
-    if (ri->egress) {
-        json_t *ej = egress_json(ri->egress, 0);
+    json_t *ej = results_egress_json(ri);
+    if (ej) {
         fprintf(f, "\n");
         egress_line(f, ej);
         json_decref(ej);
@@ -754,8 +764,8 @@ void results_print_table(FILE *f, const struct stats *st, const struct results_i
                 st->late_sends, st->not_ready, ri->gen->saturated ? "yes" : "no",
                 ri->gen->steal_s * 1000, results_steal_share(ri->gen) * 100);
     results_fetches_line(f, st, ri, 0);
-    if (ri->egress) {
-        json_t *ej = egress_json(ri->egress, 0);
+    json_t *ej = results_egress_json(ri);
+    if (ej) {
         egress_line(f, ej);
         json_decref(ej);
     }

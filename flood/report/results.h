@@ -40,6 +40,7 @@ struct results_info {
     struct steer *steer;     /* borrowed, may be NULL: the run's steering (flood run --dashboard) */
     struct fetches *fetches; /* borrowed, may be NULL: what the target fetched back */
     struct egress *egress;   /* borrowed, may be NULL: --proxy's counts, run.json's "egress" */
+    json_t *egress_merged;   /* borrowed, may be NULL: flood merge's "egress" (egress NULL) */
     json_t *preset;          /* borrowed, may be NULL: presets_json(), run.json's first key, its
                                 "watch" metrics valued and printed on expect_out */
     json_t *shard;           /* borrowed, may be NULL: run.json's "shard" (flood run --shard) */

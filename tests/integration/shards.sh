@@ -127,12 +127,14 @@ expect_eq "$(jq -s 'map([.series[].steal_ms] | add) | add | round' "$T_TMP/st0/r
 
 # 2b. what the target fetched, from whichever shard it reached: the test fetches as a
 # target would (an actor three times: twice from shard 0, once from shard 1; another actor
-# and a key once from each), and the merge counts repeats as one crowd would have
+# and a key once from each), and the merge counts repeats as one crowd would have. Each
+# shard has its egress proxy too, asked for what it refuses and for tunnels that carry
+# nothing (so the fetches above stay the only ones): the merged egress record adds up.
 T=$(($(date +%s) + 2))
 start_sink --status 202
 for k in 0 1; do
-    frun_bg --inbox "http://127.0.0.1:$SINK_PORT/inbox" --rate 50 --duration 3s --seed 5 \
-        --mix create=1 --shard $k/2 --start-at $T
+    frun_bg --inbox "http://127.0.0.1:$SINK_PORT/inbox" --rate 50 --duration 5s --seed 5 \
+        --mix create=1 --shard $k/2 --start-at $T --proxy 127.0.0.1:0
     eval "F$k=\$RUN_DIR FPID$k=\$RUN_PID FERR$k=\$RUN_ERR"
 done
 C0=$(crowd_url "$FERR0") C1=$(crowd_url "$FERR1")
@@ -143,6 +145,30 @@ fetch() { curl -s -o /dev/null -w '%{http_code}\n' -H "Host: flood1.test" "$1$2"
     fetch "$C0" /users/user2; fetch "$C1" /users/user2
     fetch "$C0" /users/user2/main-key; fetch "$C1" /users/user2/main-key
 } >"$T_TMP/fetched"
+for k in 0 1; do
+    eval "e=\$FERR$k"
+    for _ in $(seq 1 100); do
+        p=$(sed -n 's|^flood: run: proxy listening on http://.*:\([0-9]*\)$|\1|p' "$e")
+        [ -n "$p" ] && break
+        sleep 0.05
+    done
+    eval "X$k=$p"
+done
+px_refused() { curl -s -o /dev/null -w '%{http_code}\n' -x "http://127.0.0.1:$1" "$2"; }
+px_tunnel() { # PORT HOST: a CONNECT answered, then closed without a byte through it
+    exec 3<>"/dev/tcp/127.0.0.1/$1" || return 1
+    printf 'CONNECT %s:80 HTTP/1.1\r\n\r\n' "$2" >&3
+    head -c 12 <&3
+    echo
+    exec 3>&-
+}
+{
+    px_refused "$X0" http://canary.example/; px_refused "$X0" http://canary.example/
+    px_refused "$X1" http://canary.example/; px_refused "$X1" http://10.1.2.3/
+    px_tunnel "$X0" flood1.test; px_tunnel "$X1" flood1.test; px_tunnel "$X1" flood2.test
+} >"$T_TMP/proxied"
+expect_eq "$(sort "$T_TMP/proxied" | uniq -c | awk '{$1 = $1 "x"; print}' | tr '\n' ' ')" "4x 403 3x HTTP/1.1 200 " \
+    "each shard's proxy: 4 refused, 3 tunnels opened (proxies on $X0 and $X1)"
 wait "$FPID0"; r0=$?
 wait "$FPID1"; r1=$?
 stop_sink
@@ -170,6 +196,17 @@ expect_eq "$(jq -s -c 'map(.crowd.requests) | add' "$F0/run.json" "$F1/run.json"
     "$(jq .crowd.requests "$FM")" "merged crowd requests = the shards' sum"
 expect_eq "$(jq '.series | map(.deliveries != null) | all' "$FM")" true \
     "the merged series keeps the deliveries a second"
+# the egress records: every count the shards' sum, the tables joined, conservation again
+sums='[.requests, .refused, .connects, .refused_by_reason.not_crowd, .refused_by_reason.address, .tunnels.opened, .connections.accepted, .connections.closed]'
+expect_eq "$(jq -s -c "map(.egress | $sums) | transpose | map(add)" "$F0/run.json" "$F1/run.json")" \
+    "$(jq -c ".egress | $sums" "$FM")" "merged egress: requests, refusals by reason, CONNECTs, tunnels, connections = the shards' sums"
+expect_eq "$(jq -c '.egress | [.requests, .refused, .connects, .refused_by_host["canary.example"].requests, .refused_by_host["10.1.2.3"].requests, .instances["flood1.test"].connects, .instances["flood2.test"].connects]' "$FM")" \
+    "[7,4,3,3,1,2,1]" "merged egress: 7 requests, 4 refused (canary.example 3, 10.1.2.3 1), CONNECTs by instance (flood1.test 2, flood2.test 1)"
+expect_eq "$(jq -c '.egress | [.conservation.ok, .shards, (.proxies | length), (.not_merged | has("connections.open_max"))]' "$FM")" \
+    "[true,2,2,true]" "merged egress conserved, from 2 proxies, the peaks said to be an upper bound"
+grep -q '^egress: proxy 127.0.0.1:[0-9]*, 127.0.0.1:[0-9]*: 7 requests' "$T_TMP/fm/summary.md" &&
+    grep -q 'id="egress"' "$T_TMP/fm/report.html"
+check $? "the merged summary.md and report.html show the egress record"
 cp -r "$F1" "$T_TMP/nf1" && rm "$T_TMP/nf1/fetches.tsv"
 "$FLOOD" merge "$T_TMP/fr1" "$F0" "$T_TMP/nf1" >"$T_TMP/fr1.out" 2>&1
 expect_eq "$?/$(grep -c "nf1/fetches.tsv" "$T_TMP/fr1.out")" 1/1 "a shard without fetches.tsv is refused, named"
