@@ -322,6 +322,65 @@ static uint64_t num(const json_t *o, const char *k)
     return (uint64_t)json_integer_value(json_object_get(o, k));
 }
 
+/* The line under egress_line's: refusals by reason, plain requests reused, and the five
+ * instances the target used most (connections, most open at once, CONNECTs, reuse).
+ * Nothing when the target asked for nothing. */
+static void egress_detail_line(FILE *f, const json_t *eg)
+{
+    if (!num(eg, "requests"))
+        return;
+    fputs("egress detail: refused by reason", f);
+    const char *k, *sep = " ";
+    json_t *v;
+    json_object_foreach((json_t *)json_object_get(eg, "refused_by_reason"), k, v)
+    {
+        if (json_integer_value(v) > 0) {
+            fprintf(f, "%s%s %" JSON_INTEGER_FORMAT, sep, k, json_integer_value(v));
+            sep = ", ";
+        }
+    }
+    if (*sep == ' ')
+        fputs(" none", f);
+    const json_t *in = json_object_get(eg, "instances");
+    uint64_t reused = 0, requests = 0;
+    json_object_foreach((json_t *)in, k, v)
+    {
+        reused += num(v, "reused");
+        requests += num(v, "requests");
+    }
+    fprintf(f,
+            "; plain requests %" PRIu64 ", %" PRIu64
+            " on a connection already carrying their instance",
+            requests, reused);
+    const char *shown[5];
+    size_t n_shown = 0;
+    while (n_shown < 5) {
+        const char *best = NULL;
+        uint64_t best_n = 0;
+        json_object_foreach((json_t *)in, k, v)
+        {
+            int seen = 0;
+            for (size_t j = 0; j < n_shown; j++)
+                seen |= shown[j] == k;
+            uint64_t c = num(v, "connections");
+            if (!seen && (!best || c > best_n)) {
+                best = k;
+                best_n = c;
+            }
+        }
+        if (!best)
+            break;
+        const json_t *b = json_object_get(in, best);
+        fprintf(f,
+                "%s%s %" PRIu64 " connections (most open %" PRIu64 ", CONNECT %" PRIu64
+                ", reused %" PRIu64 ")",
+                n_shown ? ", " : "; most used: ", best, best_n, num(b, "open_max"),
+                num(b, "connects"), num(b, "reused"));
+        shown[n_shown++] = best;
+    }
+    fputc('\n', f);
+}
+
 void egress_line(FILE *f, const json_t *eg)
 {
     fprintf(f,
@@ -351,6 +410,7 @@ void egress_line(FILE *f, const json_t *eg)
             json_object_size(json_object_get(eg, "instances")),
             num(json_object_get(eg, "connections"), "accepted"),
             num(json_object_get(eg, "connections"), "open_max"));
+    egress_detail_line(f, eg);
     fprintf(f, "%s\n",
             json_string_value(json_object_get(json_object_get(eg, "conservation"), "line")));
 }

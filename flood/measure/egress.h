@@ -54,7 +54,9 @@ int egress_conservation(const struct egress_totals *t, int stopped, char *buf, s
  * input by reason, tunnels, per instance (only those the target used) connections, open_max,
  * requests, reuse and CONNECTs, and the conservation line. */
 json_t *egress_json(struct egress *e, int stopped);
-/* summary.md's and the terminal's egress line from egress_json's record (borrowed). */
+/* summary.md's and the terminal's egress lines from egress_json's record (borrowed): the
+ * totals; refusals by reason, plain requests reused and the five instances used most
+ * (connections, most open at once, CONNECTs, reuse); the conservation line. */
 void egress_line(FILE *f, const json_t *egress);
 
 #endif

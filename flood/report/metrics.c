@@ -83,13 +83,13 @@ static void per_op(FILE *f, const struct metrics_snapshot *s, const char *name, 
     }
 }
 
-/* Every numeric member of a JSON object of counts, as NAME{LABEL="key"} lines. */
-static void json_counts(FILE *f, const json_t *o, const char *name, const char *label,
-                        const char *help)
+/* Every numeric member of a JSON object, as NAME{LABEL="key"} lines of a family of type. */
+static void json_values(FILE *f, const json_t *o, const char *name, const char *type,
+                        const char *label, const char *help)
 {
     if (!json_is_object(o))
         return;
-    family(f, name, "counter", help);
+    family(f, name, type, help);
     const char *k;
     json_t *v;
     json_object_foreach((json_t *)o, k, v)
@@ -102,16 +102,35 @@ static void json_counts(FILE *f, const json_t *o, const char *name, const char *
     }
 }
 
-/* Per key of o (objects), the integer at field. */
-static void json_field_counts(FILE *f, const json_t *o, const char *field, const char *name,
-                              const char *label, const char *help)
+/* json_values of counters. */
+static void json_counts(FILE *f, const json_t *o, const char *name, const char *label,
+                        const char *help)
+{
+    json_values(f, o, name, "counter", label, help);
+}
+
+/* Per key of o (objects), the integer at field, as a family of type. */
+static void json_field_values(FILE *f, const json_t *o, const char *field, const char *name,
+                              const char *type, const char *label, const char *help)
 {
     json_t *c = json_object();
     const char *k;
     json_t *v;
     json_object_foreach((json_t *)o, k, v) json_object_set(c, k, json_object_get(v, field));
-    json_counts(f, c, name, label, help);
+    json_values(f, c, name, type, label, help);
     json_decref(c);
+}
+
+static void json_field_counts(FILE *f, const json_t *o, const char *field, const char *name,
+                              const char *label, const char *help)
+{
+    json_field_values(f, o, field, name, "counter", label, help);
+}
+
+static void json_field_gauges(FILE *f, const json_t *o, const char *field, const char *name,
+                              const char *label, const char *help)
+{
+    json_field_values(f, o, field, name, "gauge", label, help);
 }
 
 static void egress_families(FILE *f, const json_t *e)
@@ -149,6 +168,12 @@ static void egress_families(FILE *f, const json_t *e)
     json_field_counts(f, in, "connections", "flood_egress_instance_connections_total", "instance",
                       "Connections (tunnels, or plain ones switching to it) carrying each "
                       "crowd instance.");
+    json_field_counts(f, in, "reused", "flood_egress_instance_reused_total", "instance",
+                      "Plain requests relayed on a connection whose previous request was for "
+                      "the same crowd instance.");
+    json_field_gauges(f, in, "open", "flood_egress_instance_open_connections", "instance",
+                      "Connections the target holds open to the egress proxy, by the crowd "
+                      "instance they carry.");
 }
 
 char *metrics_render(const struct metrics_snapshot *s)

@@ -168,6 +168,8 @@ wait $SLOW $SILENT
 expect_eq "$(cut -d' ' -f1,2 "$T_TMP/slowhead")" "408 closed" "a head that never ends: 408 after 10 s, closed"
 expect_eq "$(cut -d' ' -f1,2 "$T_TMP/silent")" "200 closed" "a CONNECT that never sends a byte: closed after 10 s"
 good "the proxy still serves after all of them"
+expect_eq "$(curl -s -o /dev/null -o /dev/null -w '%{http_code} ' -H "$ACCEPT" -x "http://127.0.0.1:$P" http://flood8.test/users/user1 http://flood8.test/users/user2)" \
+    "200 200 " "two actors of flood8.test on one connection"
 
 # ---- 4. the counts, from --metrics -------------------------------------------------------
 sleep 0.3
@@ -187,7 +189,11 @@ expect_eq "$(r 'flood_egress_malformed_total{reason="line"}')/$(r 'flood_egress_
 # of the client's own making, so either is right, but never an error.
 expect_eq "$(r 'flood_egress_tunnels_closed_total{end="silent"}')/$(( $(r 'flood_egress_tunnels_closed_total{end="half_close"}') <= 1 ))/$(r 'flood_egress_tunnels_closed_total{end="error"}')" 1/1/0 "metrics: tunnels closed silent 1, half_close at most the one, none in error"
 ANS=$(r 'flood_egress_requests_total{outcome="answered"}')
-expect_eq "$ANS" $((N + 11)) "metrics: answered $((N + 11)) ($N, the image, 2 POSTs, 3 good, 3 pipelined, 1 before a CONNECT, the half-closed one)"
+expect_eq "$ANS" $((N + 13)) "metrics: answered $((N + 13)) ($N, the image, 2 POSTs, 3 good, 3 pipelined, 1 before a CONNECT, the half-closed one, 2 of flood8.test)"
+expect_eq "$(r 'flood_egress_instance_requests_total{instance="flood8.test"}')/$(r 'flood_egress_instance_reused_total{instance="flood8.test"}')/$(r 'flood_egress_instance_open_connections{instance="flood8.test"}')" \
+    3/1/0 "metrics: flood8.test 3 requests (one of the $N, these 2), 1 on a connection already carrying it (reused), none open now"
+grep -q '^# TYPE flood_egress_instance_open_connections gauge$' "$T_TMP/m1"
+check $? "metrics: the connections open per instance are a gauge"
 SUM=$(($(r 'flood_egress_requests_total{outcome="answered"}') + $(r 'flood_egress_requests_total{outcome="failed"}') + $(r 'flood_egress_requests_total{outcome="refused"}') + $(r 'flood_egress_requests_total{outcome="malformed"}') + $(r 'flood_egress_requests_total{outcome="tunnelled"}')))
 expect_eq "$(r 'flood_egress_instance_connects_total{instance="flood3.test"}')" 1 "metrics: flood3.test's CONNECT counted by instance"
 stop_pid "$SERVE_PID"
@@ -251,6 +257,9 @@ expect_eq "$(jget '.egress.conservation.ok')" true "run.json: egress conserved"
 expect_eq "$(jget '.config.crowd.proxy')" 127.0.0.1:0 "run.json's config records --proxy"
 grep -q '^egress: proxy 127.0.0.1:' "$RUN_DIR/summary.md"
 check $? "summary.md has the egress line"
+grep -q '^egress detail: refused by reason not_crowd 1, address 1; plain requests 2, 1 on a connection already carrying their instance; most used: flood2.test 1 connections (most open 1, CONNECT 0, reused 1)$' "$RUN_DIR/summary.md"
+check $? "summary.md's egress detail: refusals by reason, reuse, the instances used most" ||
+    grep '^egress detail' "$RUN_DIR/summary.md" | sed 's/^/#   /'
 grep -q 'id="egress"' "$RUN_DIR/report.html" && grep -q 'canary.example' "$RUN_DIR/report.html"
 check $? "report.html has the egress box"
 stop_sink
