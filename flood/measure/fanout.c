@@ -120,10 +120,14 @@ json_t *fanout_json(struct fanout *f, const char *const *class_names)
         nmax = p->n > nmax ? p->n : nmax;
     }
     uint64_t posts = f->n_posts, deliveries = f->deliveries;
-    json_t *cls = json_object();
+    json_t *cls = json_object(), *exact = json_object();
     for (int k = 0; k < FANOUT_CLASSES && cls; k++)
-        if (hist_count(f->by_class[k]))
+        if (hist_count(f->by_class[k])) {
             json_object_set_new(cls, class_names[k], pct(f->by_class[k]));
+            char *text = hist_encode(f->by_class[k]); /* for flood merge, exact */
+            json_object_set_new(exact, class_names[k], json_string(text));
+            free(text);
+        }
     json_t *o = !posts
                     ? NULL
                     : json_pack("{s:I, s:I, s:I, s:{s:I, s:I}, s:o*, s:o*, s:o*, s:f, s:f, s:o*}",
@@ -134,8 +138,12 @@ json_t *fanout_json(struct fanout *f, const char *const *class_names)
                                 (double)f->within10 / (double)deliveries, "within_60s",
                                 (double)f->within60 / (double)deliveries, "lag_ms_by_class", cls);
     pthread_mutex_unlock(&f->lock);
-    if (!o)
+    if (o)
+        json_object_set_new(o, "exact", json_pack("{s:o}", "lag_us_by_class", exact));
+    else {
         json_decref(cls);
+        json_decref(exact);
+    }
     hist_free(first);
     hist_free(last);
     hist_free(spread);

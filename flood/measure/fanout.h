@@ -30,7 +30,8 @@ void fanout_inflight(struct fanout *f, int instance, int delta);
  * per post deliveries (min, max), first_ms, last_ms and spread_ms (last minus first) (p50,
  * p99, max over posts),
  * within_10s and within_60s (shares of deliveries), lag_ms_by_class (p50, p99, count), and
- * concurrent_per_instance (the highest peak, the mean peak over instances that had one). */
+ * concurrent_per_instance (the highest peak, the mean peak over instances that had one), and
+ * exact.lag_us_by_class (each class's lag histogram in hist_encode text, for flood merge). */
 json_t *fanout_json(struct fanout *f, const char *const *class_names);
 
 #endif

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "flood/measure/egress.h"
+#include "flood/measure/hist.h"
 #include "sign/err.h"
 
 void merge_add_numbers(json_t *acc, const json_t *v)
@@ -204,10 +205,43 @@ static json_t *merge_retry(json_t *const *sh, size_t n)
     return m;
 }
 
+/* Class k's lag over the shards sh[0..n), exact: each shard's histogram (fan_out.exact.
+ * lag_us_by_class, hist_encode text) merged, as fanout_json words it, into *out and its
+ * text into exact. 0, or -1 when a shard with samples of the class has no histogram (a run
+ * by an older flood) or a bad one: then the caller falls back to the summaries. */
+static int exact_lag(json_t *const *sh, size_t n, const char *k, json_t **out, json_t *exact)
+{
+    struct hist *h = hist_new(), *tmp = hist_new();
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        if (!json_object_get(json_object_get(sh[i], "lag_ms_by_class"), k))
+            continue;
+        const char *t = json_string_value(json_object_get(
+            json_object_get(json_object_get(sh[i], "exact"), "lag_us_by_class"), k));
+        struct flood_err err;
+        if (!t || hist_decode(tmp, t, &err))
+            rc = -1;
+        else
+            hist_merge(h, tmp);
+    }
+    if (!rc) {
+        *out = json_pack("{s:f, s:f, s:f, s:I}", "p50", hist_value_at_percentile(h, 50) / 1000.0,
+                         "p99", hist_value_at_percentile(h, 99) / 1000.0, "max",
+                         hist_max(h) / 1000.0, "count", (json_int_t)hist_count(h));
+        char *text = hist_encode(h);
+        json_object_set_new(exact, k, json_string(text));
+        free(text);
+    }
+    hist_free(h);
+    hist_free(tmp);
+    return rc;
+}
+
 /* The fan-out: deliveries and the shares within 10 s / 60 s add up (the shares weighted by
- * each shard's deliveries), the lag by class as summaries; what follows one post across
- * its deliveries, and the peaks of one crowd's connections, are per shard. */
-static json_t *merge_fanout(json_t *const *sh, size_t n)
+ * each shard's deliveries), the lag by class from the shards' histograms (exact; without
+ * them, as summaries); what follows one post across its deliveries, and the peaks of one
+ * crowd's connections, are per shard. *inexact: a class fell back to summaries. */
+static json_t *merge_fanout(json_t *const *sh, size_t n, int *inexact)
 {
     json_int_t deliveries = 0, untimed = 0;
     double w10 = 0, w60 = 0;
@@ -228,19 +262,32 @@ static json_t *merge_fanout(json_t *const *sh, size_t n)
                 json_object_set_new(cls, k, json_object());
         }
     }
-    json_t **at = flood_xcalloc(n, sizeof(*at));
+    json_t **at = flood_xcalloc(n, sizeof(*at)), *exact = json_object();
     const char *k;
     json_t *x;
+    *inexact = 0;
     json_object_foreach(cls, k, x)
     {
-        for (size_t i = 0; i < n; i++)
-            at[i] = json_object_get(json_object_get(sh[i], "lag_ms_by_class"), k);
-        json_object_set_new(cls, k, summary_of(at, n));
+        json_t *lag = NULL;
+        if (exact_lag(sh, n, k, &lag, exact)) {
+            for (size_t i = 0; i < n; i++)
+                at[i] = json_object_get(json_object_get(sh[i], "lag_ms_by_class"), k);
+            lag = summary_of(at, n);
+            *inexact = 1;
+        }
+        json_object_set_new(cls, k, lag);
     }
     free(at);
+    if (*inexact) /* all or none: a partial set would merge again wrongly */
+        json_object_clear(exact);
     double d = deliveries > 0 ? (double)deliveries : 1;
-    return json_pack("{s:I, s:I, s:f, s:f, s:o}", "deliveries", deliveries, "untimed", untimed,
-                     "within_10s", w10 / d, "within_60s", w60 / d, "lag_ms_by_class", cls);
+    json_t *m = json_pack("{s:I, s:I, s:f, s:f, s:o}", "deliveries", deliveries, "untimed", untimed,
+                          "within_10s", w10 / d, "within_60s", w60 / d, "lag_ms_by_class", cls);
+    if (*inexact)
+        json_decref(exact);
+    else
+        json_object_set_new(m, "exact", json_pack("{s:o}", "lag_us_by_class", exact));
+    return m;
 }
 
 void merge_inbound(json_t *inbound, json_t *const *runs, size_t n)
@@ -268,11 +315,12 @@ void merge_inbound(json_t *inbound, json_t *const *runs, size_t n)
         json_object_set_new(inbound, "retry_curve", r);
     }
     if (shard_parts(runs, n, "fan_out", sh)) {
-        json_t *f = merge_fanout(sh, n);
+        int inexact = 0;
+        json_t *f = merge_fanout(sh, n, &inexact);
         json_object_set_new(f, "per_shard", per_shard(sh, n));
         json_object_set_new(
             f, "not_merged",
-            json_pack("{s:s, s:s, s:s}", "posts, per_post, first_ms, last_ms, spread_ms",
+            json_pack("{s:s, s:s, s:s*}", "posts, per_post, first_ms, last_ms, spread_ms",
                       "per post, from all its deliveries: a post's deliveries reach every shard "
                       "the target spreads them over, so its first and last are no shard's own; "
                       "each shard's under per_shard",
@@ -280,8 +328,10 @@ void merge_inbound(json_t *inbound, json_t *const *runs, size_t n)
                       "a peak of one crowd's: the target's POSTs to an instance split over the "
                       "shards' crowds; each shard's under per_shard",
                       "lag_ms_by_class",
-                      "count and max exact; each percentile the largest of the shards' (an "
-                      "upper bound of the merged one)"));
+                      inexact ? "a shard without its lag histograms (an older flood): count and "
+                                "max exact, each percentile the largest of the shards' (an upper "
+                                "bound of the merged one)"
+                              : NULL));
         json_object_set_new(inbound, "fan_out", f);
     }
     if (shard_parts(runs, n, "population", sh)) {

@@ -26,9 +26,10 @@ json_t *merge_egress(json_t *const *runs, size_t n);
 /* inbound: the shards' "inbound" records summed by merge_add_numbers; made right here:
  * every latency summary ({p50, p90, p99, p99.9, max, count}) gets the count summed, max
  * the largest, and each percentile the largest of the shards' (an upper bound of the
- * merged percentile); "retry_curve" and "fan_out" keep the sums that are exact and the
- * rest per shard; "population" is the shards' own when they drew the same classes (one
- * seed, one spec), else per shard. runs[i] each shard's run.json (borrowed). */
+ * merged percentile); "retry_curve" and "fan_out" keep the sums that are exact (the
+ * fan-out's lag by class from the shards' histograms) and the rest per shard; "population" is the
+ * shards' own when they drew the same classes (one seed, one spec), else per shard. runs[i] each
+ * shard's run.json (borrowed). */
 void merge_inbound(json_t *inbound, json_t *const *runs, size_t n);
 
 #endif

@@ -220,14 +220,14 @@ static void test_inbound(void)
     json_object_foreach(json_object_get(fone, "lag_ms_by_class"), k, v)
     {
         json_t *g = json_object_get(json_object_get(f, "lag_ms_by_class"), k);
-        cls_ok &= json_integer_value(json_object_get(g, "count")) ==
-                      json_integer_value(json_object_get(v, "count")) &&
-                  json_number_value(json_object_get(g, "max")) ==
-                      json_number_value(json_object_get(v, "max")) &&
-                  json_number_value(json_object_get(g, "p99")) >=
-                      json_number_value(json_object_get(v, "p99"));
+        cls_ok &= json_equal(g, v);
     }
-    CHECK(cls_ok, "lag by class: count and max = one process's, p99 at or above it (upper bound)");
+    CHECK(cls_ok && json_object_size(json_object_get(fone, "lag_ms_by_class")) == 3 &&
+              !json_object_get(json_object_get(f, "not_merged"), "lag_ms_by_class"),
+          "lag by class (3 classes): the shards' histograms merged = one process's, p50, p99, "
+          "max and count");
+    CHECK(json_equal(json_object_get(f, "exact"), json_object_get(fone, "exact")),
+          "the merged lag histograms' text = one process's (a merge of merges stays exact)");
     CHECK(json_array_size(json_object_get(f, "per_shard")) == 2 &&
               json_object_get(json_object_get(f, "not_merged"), "concurrent_per_instance"),
           "fan_out: per post and per instance figures kept per shard, and said so");
@@ -287,6 +287,26 @@ static void test_inbound(void)
     CHECK(json_array_size(json_object_get(json_object_get(in2, "population"), "per_shard")) == 2,
           "population: shards that drew differently kept per shard");
     json_decref(in2);
+    /* a shard without the lag histograms (an older flood): the summaries' bound, said so */
+    json_object_del(json_object_get(json_object_get(runs[1], "inbound"), "fan_out"), "exact");
+    json_t *in3 = json_object();
+    merge_inbound(in3, runs, 2);
+    json_t *f3 = json_object_get(in3, "fan_out");
+    int bound = 1;
+    json_object_foreach(json_object_get(fone, "lag_ms_by_class"), k, v)
+    {
+        json_t *g = json_object_get(json_object_get(f3, "lag_ms_by_class"), k);
+        bound &= json_integer_value(json_object_get(g, "count")) ==
+                     json_integer_value(json_object_get(v, "count")) &&
+                 json_number_value(json_object_get(g, "max")) ==
+                     json_number_value(json_object_get(v, "max")) &&
+                 json_number_value(json_object_get(g, "p99")) >=
+                     json_number_value(json_object_get(v, "p99"));
+    }
+    CHECK(bound && json_object_get(json_object_get(f3, "not_merged"), "lag_ms_by_class") &&
+              !json_object_get(f3, "exact"),
+          "a shard without its lag histograms: count and max exact, p99 an upper bound, said so");
+    json_decref(in3);
     json_decref(inbound);
     json_decref(fone);
     json_decref(rone);
