@@ -719,6 +719,15 @@ static void set_new(json_t *o, const char *k, json_t *v)
         json_object_set_new(o, k, v);
 }
 
+/* o.k: h's summary; exact.k: h in hist_encode text, for flood merge to merge exactly. */
+static void set_hist(json_t *o, json_t *exact, const char *k, const struct hist *h)
+{
+    set_new(o, k, hist_json(h));
+    char *text = hist_encode(h);
+    set_new(exact, k, json_string(text));
+    free(text);
+}
+
 static json_t *count(uint64_t n)
 {
     return json_integer((json_int_t)n);
@@ -750,17 +759,18 @@ json_t *inbound_json(struct inbound *in)
     set_new(o, "answers_unknown", count(in->answers_unknown));
 
     struct hist *h = hist_new();
+    json_t *exact = json_object();
     struct probes_totals pt = {0};
     if (in->probes)
         probes_snapshot(in->probes, &pt, h);
-    set_new(o, "follow_to_accept_ms", hist_json(h));
+    set_hist(o, exact, "follow_to_accept_ms", h);
     set_new(o, "follows_sent", count(pt.sent));
     set_new(o, "follows_unanswered", count(pt.open));
     hist_reset(h);
     pthread_mutex_lock(&in->lock);
     hist_merge(h, in->lag);
     pthread_mutex_unlock(&in->lock);
-    set_new(o, "delivery_lag_ms", hist_json(h));
+    set_hist(o, exact, "delivery_lag_ms", h);
     if (in->n_faults || in->pop.class_of) { /* by the instance: without an inbox fault, with */
         static const char *const split[2] = {"delivery_lag_ms_healthy", "delivery_lag_ms_faulted"};
         for (int k = 0; k < 2; k++) {
@@ -768,7 +778,7 @@ json_t *inbound_json(struct inbound *in)
             pthread_mutex_lock(&in->lock);
             hist_merge(h, in->lag_split[k]);
             pthread_mutex_unlock(&in->lock);
-            set_new(o, split[k], hist_json(h));
+            set_hist(o, exact, split[k], h);
         }
         /* every attempt at an inbox a fault covered: the target's retry curve */
         set_new(o, "retry_curve", attempts_json(in->attempts, faults_end_ms(in)));
@@ -777,6 +787,7 @@ json_t *inbound_json(struct inbound *in)
         set_new(o, "population", population_json(&in->pop));
     set_new(o, "fan_out", fanout_json(in->fanout, population_class_names));
     hist_free(h);
+    set_new(o, "exact", exact); /* the summaries' histograms, for flood merge */
     set_new(o, "duplicates", count(in->duplicates));
     set_new(o, "follows_received", count(in->follows_received));
     set_new(o, "unfollows_received", count(in->unfollows));

@@ -165,6 +165,81 @@ static void fix_summaries(json_t *acc, json_t *const *sh, size_t n)
     free(at);
 }
 
+/* Summary k of the shards' inbound records sh[0..n) from their histograms (inbound.exact.k,
+ * hist_encode text) merged: every percentile the summary has, max and count, exact; its
+ * text into exact. 0, or -1 when a shard with samples has no histogram (an older flood). */
+static int exact_summary(json_t *const *sh, size_t n, const char *k, json_t **out, json_t *exact)
+{
+    struct hist *h = hist_new(), *tmp = hist_new();
+    const json_t *shape = NULL;
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        const json_t *v = json_object_get(sh[i], k);
+        if (!is_summary(v))
+            continue;
+        shape = shape ? shape : v;
+        if (json_integer_value(json_object_get(v, "count")) <= 0)
+            continue;
+        const char *t = json_string_value(json_object_get(json_object_get(sh[i], "exact"), k));
+        struct flood_err err;
+        if (!t || hist_decode(tmp, t, &err))
+            rc = -1;
+        else
+            hist_merge(h, tmp);
+    }
+    if (!rc && shape) {
+        *out = json_object();
+        const char *pk;
+        json_t *x;
+        json_object_foreach((json_t *)shape, pk, x)
+        {
+            if (pk[0] == 'p')
+                json_object_set_new(
+                    *out, pk,
+                    json_real(hist_value_at_percentile(h, strtod(pk + 1, NULL)) / 1000.0));
+        }
+        json_object_set_new(*out, "max", json_real(hist_max(h) / 1000.0));
+        json_object_set_new(*out, "count", json_integer((json_int_t)hist_count(h)));
+        char *text = hist_encode(h);
+        json_object_set_new(exact, k, json_string(text));
+        free(text);
+    }
+    hist_free(h);
+    hist_free(tmp);
+    return shape ? rc : -1;
+}
+
+/* inbound's own summaries (follow_to_accept_ms, delivery_lag_ms...), already bounded by
+ * fix_summaries, made exact where every shard has their histograms; the names of those
+ * left as bounds into not_merged. */
+static void exact_summaries(json_t *inbound, json_t *const *sh, size_t n)
+{
+    json_t *exact = json_object();
+    char bound[512] = "";
+    size_t at = 0;
+    const char *k;
+    json_t *x;
+    json_object_foreach(inbound, k, x)
+    {
+        json_t *v = NULL;
+        if (!is_summary(x))
+            continue;
+        if (exact_summary(sh, n, k, &v, exact) == 0)
+            json_object_set_new(inbound, k, v);
+        else if (at < sizeof(bound)) {
+            int w = snprintf(bound + at, sizeof(bound) - at, "%s%s", at ? ", " : "", k);
+            at += w > 0 ? (size_t)w : 0;
+        }
+    }
+    json_object_set_new(inbound, "exact", exact);
+    if (at)
+        json_object_set_new(
+            inbound, "not_merged",
+            json_pack("{s:s}", bound,
+                      "a shard without their histograms (an older flood): counts and max "
+                      "exact, each percentile the largest of the shards' (an upper bound)"));
+}
+
 /* The shards' records under inbound.NAME (NULL where none) into sh; how many had one. */
 static size_t shard_parts(json_t *const *runs, size_t n, const char *name, json_t **sh)
 {
@@ -299,6 +374,7 @@ void merge_inbound(json_t *inbound, json_t *const *runs, size_t n)
     json_object_del(inbound, "fan_out");
     json_object_del(inbound, "population");
     fix_summaries(inbound, sh, n);
+    exact_summaries(inbound, sh, n);
 
     if (shard_parts(runs, n, "retry_curve", sh)) {
         json_t *r = merge_retry(sh, n);

@@ -24,9 +24,10 @@ void merge_add_numbers(json_t *acc, const json_t *v);
 json_t *merge_egress(json_t *const *runs, size_t n);
 
 /* inbound: the shards' "inbound" records summed by merge_add_numbers; made right here:
- * every latency summary ({p50, p90, p99, p99.9, max, count}) gets the count summed, max
- * the largest, and each percentile the largest of the shards' (an upper bound of the
- * merged percentile); "retry_curve" and "fan_out" keep the sums that are exact (the
+ * every latency summary ({p50, p90, p99, p99.9, max, count}) is remade from the shards'
+ * histograms (inbound.exact) merged, or without them gets the count summed, max the
+ * largest, and each percentile the largest of the shards' (an upper bound of the merged
+ * percentile, named in not_merged); "retry_curve" and "fan_out" keep the sums that are exact (the
  * fan-out's lag by class from the shards' histograms) and the rest per shard; "population" is the
  * shards' own when they drew the same classes (one seed, one spec), else per shard. runs[i] each
  * shard's run.json (borrowed). */

@@ -13,6 +13,7 @@
 #include "flood/measure/attempts.h"
 #include "flood/measure/egress.h"
 #include "flood/measure/fanout.h"
+#include "flood/measure/hist.h"
 #include "flood/report/merge_parts.h"
 #include "flood/report/report_retry.h"
 #include "tests/check.h"
@@ -167,6 +168,26 @@ static void test_egress(void)
 
 static const char *const names[] = {"fast", "slow", "error", "hang", "gone"};
 
+/* summary.md and report.html of a merged inbound: what was summed, and where the rest is;
+ * no figure absent */
+static void check_rendered(json_t *inbound)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mf = open_memstream(&text, &len);
+    report_retry_summary(mf, inbound);
+    json_t *root = json_pack("{s:O}", "inbound", inbound);
+    report_retry_section(mf, root);
+    fclose(mf);
+    CHECK(text && strstr(text, "retry curve, 2 shards merged: 300 attempts") &&
+              strstr(text, "fan-out, 2 shards merged: 300 deliveries") &&
+              strstr(text, "inbound.fan_out.per_shard") && !strstr(text, "-1") &&
+              !strstr(text, "-100"),
+          "the merged retry curve and fan-out in summary.md and report.html, per shard named");
+    free(text);
+    json_decref(root);
+}
+
 static void test_inbound(void)
 {
     struct fanout *fs[2] = {fanout_new(50), fanout_new(50)}, *fo = fanout_new(50);
@@ -261,22 +282,16 @@ static void test_inbound(void)
               json_integer_value(json_object_get(fa, "count")) == 2,
           "a shard with no sample does not count in the percentiles");
     CHECK(json_integer_value(json_object_get(inbound, "accepts")) == 5, "counters summed");
+    {
+        const char *nk = NULL;
+        json_t *nv;
+        json_object_foreach(json_object_get(inbound, "not_merged"), nk, nv) break;
+        CHECK(nk && strstr(nk, "delivery_lag_ms") && strstr(nk, "follow_to_accept_ms") &&
+                  json_object_size(json_object_get(inbound, "not_merged")) == 1,
+              "summaries without the shards' histograms named as bounds (%s)", nk ? nk : "none");
+    }
 
-    /* summary.md and report.html: what was summed, and where the rest is; no figure absent */
-    char *text = NULL;
-    size_t len = 0;
-    FILE *mf = open_memstream(&text, &len);
-    report_retry_summary(mf, inbound);
-    json_t *root = json_pack("{s:O}", "inbound", inbound);
-    report_retry_section(mf, root);
-    fclose(mf);
-    CHECK(text && strstr(text, "retry curve, 2 shards merged: 300 attempts") &&
-              strstr(text, "fan-out, 2 shards merged: 300 deliveries") &&
-              strstr(text, "inbound.fan_out.per_shard") && !strstr(text, "-1") &&
-              !strstr(text, "-100"),
-          "the merged retry curve and fan-out in summary.md and report.html, per shard named");
-    free(text);
-    json_decref(root);
+    check_rendered(inbound);
 
     /* shards that drew other classes: each kept */
     json_object_set_new(json_object_get(runs[1], "inbound"), "population",
@@ -322,9 +337,58 @@ static void test_inbound(void)
     attempts_free(ao);
 }
 
+/* inbound's summary of h, as inbound_json writes it */
+static json_t *summary(const struct hist *h)
+{
+    return json_pack(
+        "{s:f, s:f, s:f, s:f, s:f, s:I}", "p50", hist_value_at_percentile(h, 50) / 1000.0, "p90",
+        hist_value_at_percentile(h, 90) / 1000.0, "p99", hist_value_at_percentile(h, 99) / 1000.0,
+        "p99.9", hist_value_at_percentile(h, 99.9) / 1000.0, "max", hist_max(h) / 1000.0, "count",
+        (json_int_t)hist_count(h));
+}
+
+/* With the shards' histograms (inbound.exact), the summaries merge exactly. */
+static void test_exact_summaries(void)
+{
+    struct hist *h[2] = {hist_new(), hist_new()}, *all = hist_new();
+    for (int i = 0; i < 2000; i++) {
+        uint64_t us = 1000 + (uint64_t)next(5000000) * (i % 7 == 0 ? 10 : 1);
+        hist_record(h[i % 3 == 0], us);
+        hist_record(all, us);
+    }
+    json_t *runs[2];
+    for (int k = 0; k < 2; k++) {
+        char *t = hist_encode(h[k]);
+        runs[k] = json_pack("{s:{s:o, s:{s:s}}}", "inbound", "delivery_lag_ms", summary(h[k]),
+                            "exact", "delivery_lag_ms", t);
+        free(t);
+    }
+    json_t *inbound = json_object();
+    for (int k = 0; k < 2; k++)
+        merge_add_numbers(inbound, json_object_get(runs[k], "inbound"));
+    merge_inbound(inbound, runs, 2);
+    json_t *want = summary(all);
+    char *wt = hist_encode(all);
+    CHECK(json_equal(json_object_get(inbound, "delivery_lag_ms"), want),
+          "delivery_lag_ms from the shards' histograms = one process's (every percentile)");
+    CHECK_STR(
+        json_string_value(json_object_get(json_object_get(inbound, "exact"), "delivery_lag_ms")),
+        wt, "and its merged histogram's text = one process's");
+    CHECK(!json_object_get(inbound, "not_merged"), "nothing said to be a bound");
+    free(wt);
+    json_decref(want);
+    json_decref(inbound);
+    for (int k = 0; k < 2; k++) {
+        json_decref(runs[k]);
+        hist_free(h[k]);
+    }
+    hist_free(all);
+}
+
 int main(void)
 {
     test_egress();
     test_inbound();
+    test_exact_summaries();
     return check_done();
 }
