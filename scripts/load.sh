@@ -142,6 +142,13 @@ fi
 # listens on (0.0.0.0: the --dns address), which is where the target must connect.
 CROWD_BIND=127.0.0.1
 if [ -n "$DNS_LISTEN" ]; then
+    # the answers name an address, never a port: the target connects to the port the
+    # crowd's URLs imply, so the relay must listen there
+    want_port=80
+    [ "$CROWD_TLS" = 1 ] && want_port=443
+    if [ "${CROWD_LISTEN##*:}" != "$want_port" ] && [[ "$CROWD_OPT" != *--public-port* ]]; then
+        bad_usage "--dns: the crowd's names resolve to --crowd-listen's address on port $want_port (the crowd's URLs name no port): give --crowd-listen=ADDR:$want_port, not '$CROWD_LISTEN'"
+    fi
     CROWD_BIND=${CROWD_LISTEN%:*}
     CROWD_BIND=${CROWD_BIND#[}
     CROWD_BIND=${CROWD_BIND%]}

@@ -104,4 +104,7 @@ fi
 expect_eq "$?/$(grep -c "^load.sh: --proxy: expected ADDR:PORT, got 'nonsense'" "$T_TMP/bad.err")" 2/1 "--proxy=nonsense: usage error naming it"
 "$ROOT/scripts/load.sh" --flood="$FLOOD" --out="$T_TMP/bad" --dns=127.0.0.1:0 >/dev/null 2>"$T_TMP/bad.err"
 expect_eq "$?/$(grep -c "^load.sh: --dns: expected ADDR:PORT with a fixed port" "$T_TMP/bad.err")" 2/1 "--dns with port 0: usage error saying why"
+"$ROOT/scripts/load.sh" --flood="$FLOOD" --out="$T_TMP/bad" --dns=127.0.0.1:53 >/dev/null 2>"$T_TMP/bad.err"
+expect_eq "$?/$(grep -c "^load.sh: --dns: the crowd's names resolve to --crowd-listen's address on port 80" "$T_TMP/bad.err")" 2/1 \
+    "--dns with the relay on any port: usage error (the answers name no port)"
 done_testing
