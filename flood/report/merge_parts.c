@@ -141,6 +141,16 @@ static json_t *summary_of(json_t *const *sh, size_t n)
                 json_object_set_new(m, k, json_real(json_number_value(x)));
         }
     }
+    /* with no sample anywhere: the shape of the shards' summaries, zeros */
+    for (size_t i = 0; i < n; i++) {
+        const char *k;
+        json_t *x;
+        json_object_foreach(is_summary(sh[i]) ? sh[i] : NULL, k, x)
+        {
+            if (json_is_number(x) && !json_object_get(m, k))
+                json_object_set_new(m, k, json_real(0));
+        }
+    }
     json_object_set_new(m, "count", json_integer(count));
     return m;
 }

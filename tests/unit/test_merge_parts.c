@@ -350,7 +350,7 @@ static json_t *summary(const struct hist *h)
 /* With the shards' histograms (inbound.exact), the summaries merge exactly. */
 static void test_exact_summaries(void)
 {
-    struct hist *h[2] = {hist_new(), hist_new()}, *all = hist_new();
+    struct hist *h[2] = {hist_new(), hist_new()}, *all = hist_new(), *empty = hist_new();
     for (int i = 0; i < 2000; i++) {
         uint64_t us = 1000 + (uint64_t)next(5000000) * (i % 7 == 0 ? 10 : 1);
         hist_record(h[i % 3 == 0], us);
@@ -359,8 +359,11 @@ static void test_exact_summaries(void)
     json_t *runs[2];
     for (int k = 0; k < 2; k++) {
         char *t = hist_encode(h[k]);
-        runs[k] = json_pack("{s:{s:o, s:{s:s}}}", "inbound", "delivery_lag_ms", summary(h[k]),
-                            "exact", "delivery_lag_ms", t);
+        char *t0 = hist_encode(empty);
+        runs[k] = json_pack("{s:{s:o, s:o, s:{s:s, s:s}}}", "inbound", "delivery_lag_ms",
+                            summary(h[k]), "follow_to_accept_ms", summary(empty), "exact",
+                            "delivery_lag_ms", t, "follow_to_accept_ms", t0);
+        free(t0);
         free(t);
     }
     json_t *inbound = json_object();
@@ -375,6 +378,11 @@ static void test_exact_summaries(void)
         json_string_value(json_object_get(json_object_get(inbound, "exact"), "delivery_lag_ms")),
         wt, "and its merged histogram's text = one process's");
     CHECK(!json_object_get(inbound, "not_merged"), "nothing said to be a bound");
+    json_t *none = json_object_get(inbound, "follow_to_accept_ms");
+    CHECK(json_object_size(none) == 6 && json_integer_value(json_object_get(none, "count")) == 0 &&
+              json_number_value(json_object_get(none, "p99")) == 0 &&
+              json_object_get(json_object_get(inbound, "exact"), "follow_to_accept_ms"),
+          "a summary without a sample anywhere: every figure 0, its empty histogram kept");
     free(wt);
     json_decref(want);
     json_decref(inbound);
@@ -383,6 +391,7 @@ static void test_exact_summaries(void)
         hist_free(h[k]);
     }
     hist_free(all);
+    hist_free(empty);
 }
 
 int main(void)
