@@ -40,8 +40,10 @@ static void size_text(uint64_t b, char *buf, size_t size)
 {
     if (b >= (UINT64_C(1) << 30))
         snprintf(buf, size, "%.1f GiB", (double)b / (double)(UINT64_C(1) << 30));
-    else
+    else if (b >= (UINT64_C(1) << 20))
         snprintf(buf, size, "%.0f MiB", (double)b / (double)(UINT64_C(1) << 20));
+    else
+        snprintf(buf, size, "%.0f KiB", (double)b / 1024.0);
 }
 
 int presign_plan(const struct sched *sc, double window_s, uint64_t bytes_max,
