@@ -173,6 +173,10 @@ void presign_finish(struct signer *s, struct presign_result *res)
     signer_counts(s, &c);
     res->during_run = c.signed_n > res->before_start ? c.signed_n - res->before_start : 0;
     res->not_sent = c.left;
+    if (res->interrupted) { /* nothing was sent: every one was signed before a first send */
+        res->before_start += res->during_run;
+        res->during_run = 0;
+    }
     if (c.bytes_peak > res->bytes_peak)
         res->bytes_peak = c.bytes_peak;
 }
