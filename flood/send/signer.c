@@ -399,14 +399,19 @@ static void *signer_main(void *arg)
     /* Signing ahead is background work: at the lowest priority, a signer sharing a core with
      * the event loop yields to it at once, and sends keep their time (Linux: per thread).
      * Unsigned runs keep the normal priority: building a body is cheap, and a starved
-     * builder would wake the loop once per late request. */
+     * builder would wake the loop once per late request. With --presign, only from the
+     * start: before it no loop runs, and the window is signed sooner at the usual one. */
     int d0 = s->o.n_dialects ? s->o.dialects[0] : SIGNER_NONE;
-    if (d0 != SIGNER_NONE && setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19) != 0) {
-        /* not fatal: the signers then compete with the event loop at equal weight */
-    }
+    int lowered = d0 == SIGNER_NONE;
     pthread_mutex_lock(&s->lock);
     while (!s->stop && (s->next_t >= 0 || s->o.steerable) && !atomic_load(&s->failed)) {
         int64_t now = clock_mono_ns();
+        if (!lowered && (!s->o.presign || now >= s->mono0_ns)) {
+            lowered = 1;
+            if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19) != 0) {
+                /* not fatal: the signers then compete with the event loop at equal weight */
+            }
+        }
         int64_t wait_until = 0;
         if (s->next_t < 0) /* a steered schedule paused or over: until a change or the stop */
             wait_until = now + 100000000;
