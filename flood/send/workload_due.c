@@ -5,7 +5,8 @@
  * note served at its id shows the edit, answers 410, and the actor shows its new revision
  * and key only from that activity's intended time on: a target fetching them in between
  * sees what was sent so far. Each such activity is kept with its time and the one before
- * it on the same object, so the state at any instant is a walk back from the latest.
+ * it on the same object, so the state at any instant is a walk back from the latest. The
+ * map of edited notes (the latest Update built of each) lives here too.
  * Everything here runs with w->lock held. */
 #include <stdlib.h>
 
@@ -16,11 +17,61 @@
 #define DUE_DELETE (UINT64_C(2) << 60)
 #define DUE_ACTOR  (UINT64_C(3) << 60)
 
+/* A slot of a table of cap (a power of two) for key: splitmix64's finalizer. */
 static size_t due_slot(uint64_t key, size_t cap)
 {
-    uint64_t x = key;
-    return (size_t)(workload_rng(&x) & (cap - 1));
+    uint64_t z = key + UINT64_C(0x9E3779B97F4A7C15);
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return (size_t)((z ^ (z >> 31)) & (cap - 1));
 }
+
+/* ---- edited notes ---------------------------------------------------------------------- */
+
+void workload_edit_put(struct workload *w, uint64_t seq, uint64_t update)
+{
+    if ((w->n_edit + 1) * 2 > w->edit_cap) {
+        size_t cap = w->edit_cap ? w->edit_cap * 2 : 256;
+        uint64_t *k = flood_xcalloc(cap, sizeof(*k)), *v = flood_xcalloc(cap, sizeof(*v));
+        for (size_t i = 0; i < w->edit_cap; i++) {
+            if (!w->edit_key[i])
+                continue;
+            size_t j = due_slot(w->edit_key[i] - 1, cap);
+            while (k[j])
+                j = (j + 1) & (cap - 1);
+            k[j] = w->edit_key[i];
+            v[j] = w->edit_val[i];
+        }
+        free(w->edit_key);
+        free(w->edit_val);
+        w->edit_key = k;
+        w->edit_val = v;
+        w->edit_cap = cap;
+    }
+    size_t j = due_slot(seq, w->edit_cap);
+    while (w->edit_key[j] && w->edit_key[j] != seq + 1)
+        j = (j + 1) & (w->edit_cap - 1);
+    if (!w->edit_key[j])
+        w->n_edit++;
+    w->edit_key[j] = seq + 1;
+    w->edit_val[j] = update;
+}
+
+int workload_edit_of(const struct workload *w, uint64_t seq, uint64_t *update)
+{
+    if (!w->edit_cap)
+        return -1;
+    for (size_t j = due_slot(seq, w->edit_cap);; j = (j + 1) & (w->edit_cap - 1)) {
+        if (!w->edit_key[j])
+            return -1;
+        if (w->edit_key[j] == seq + 1) {
+            *update = w->edit_val[j];
+            return 0;
+        }
+    }
+}
+
+/* ---- the served state's times ------------------------------------------------------ */
 
 /* The slot of key, or of the empty place it would take. */
 static size_t due_find(const struct workload *w, uint64_t key)

@@ -175,7 +175,8 @@ char *workload_render(struct workload *w, uint64_t seq, const struct entry *e, i
 char *workload_render_unseen(struct workload *w, uint64_t seq, const struct entry *e, unsigned k,
                              size_t *len, struct flood_err *err);
 /* Record Update seq `update` of the note of Create seq; the seq of the latest Update of
- * that note: 0 and *update, or -1 when it was never edited. Both with the lock held. */
+ * that note built: 0 and *update, or -1 when it was never edited. Both with the lock held
+ * (workload_due.c; what is served is workload_due_edit's, as of a time). */
 void workload_edit_put(struct workload *w, uint64_t seq, uint64_t update);
 int workload_edit_of(const struct workload *w, uint64_t seq, uint64_t *update);
 /* Whether actor index idx is deleted (delete-actor) at wall-clock now_ns; with the lock. */

@@ -78,57 +78,6 @@ void workload_unflat(const struct workload *w, uint32_t f, int *instance, int *a
     *actor = (int)(f % (uint32_t)w->crowd->opts.actors) + 1;
 }
 
-/* ---- edited notes ---------------------------------------------------------------------- */
-
-static size_t edit_slot(uint64_t key, size_t cap)
-{
-    uint64_t x = key;
-    return (size_t)(workload_rng(&x) & (cap - 1));
-}
-
-void workload_edit_put(struct workload *w, uint64_t seq, uint64_t update)
-{
-    if ((w->n_edit + 1) * 2 > w->edit_cap) {
-        size_t cap = w->edit_cap ? w->edit_cap * 2 : 256;
-        uint64_t *k = flood_xcalloc(cap, sizeof(*k)), *v = flood_xcalloc(cap, sizeof(*v));
-        for (size_t i = 0; i < w->edit_cap; i++) {
-            if (!w->edit_key[i])
-                continue;
-            size_t j = edit_slot(w->edit_key[i] - 1, cap);
-            while (k[j])
-                j = (j + 1) & (cap - 1);
-            k[j] = w->edit_key[i];
-            v[j] = w->edit_val[i];
-        }
-        free(w->edit_key);
-        free(w->edit_val);
-        w->edit_key = k;
-        w->edit_val = v;
-        w->edit_cap = cap;
-    }
-    size_t j = edit_slot(seq, w->edit_cap);
-    while (w->edit_key[j] && w->edit_key[j] != seq + 1)
-        j = (j + 1) & (w->edit_cap - 1);
-    if (!w->edit_key[j])
-        w->n_edit++;
-    w->edit_key[j] = seq + 1;
-    w->edit_val[j] = update;
-}
-
-int workload_edit_of(const struct workload *w, uint64_t seq, uint64_t *update)
-{
-    if (!w->edit_cap)
-        return -1;
-    for (size_t j = edit_slot(seq, w->edit_cap);; j = (j + 1) & (w->edit_cap - 1)) {
-        if (!w->edit_key[j])
-            return -1;
-        if (w->edit_key[j] == seq + 1) {
-            *update = w->edit_val[j];
-            return 0;
-        }
-    }
-}
-
 /* ---- rendering ----------------------------------------------------------------------------- */
 
 /* The per-activity generator of seq, salted for one use. */
