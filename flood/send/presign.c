@@ -41,7 +41,7 @@ static void size_text(uint64_t b, char *buf, size_t size)
     if (b >= (UINT64_C(1) << 30))
         snprintf(buf, size, "%.1f GiB", (double)b / (double)(UINT64_C(1) << 30));
     else if (b >= (UINT64_C(1) << 20))
-        snprintf(buf, size, "%.0f MiB", (double)b / (double)(UINT64_C(1) << 20));
+        snprintf(buf, size, "%.1f MiB", (double)b / (double)(UINT64_C(1) << 20));
     else
         snprintf(buf, size, "%.0f KiB", (double)b / 1024.0);
 }
