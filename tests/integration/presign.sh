@@ -113,6 +113,21 @@ expect_eq "$RUN_RC" 2 "--presign with --lookahead refused"
 stop_sink
 expect_eq "$(sink_count requests)" 2000 "the sink saw only the run that was taken (2000)"
 
+# flood capacity passes --presign to each step: every step presigned all it sent
+start_sink --status 202
+"$FLOOD" capacity --listen 127.0.0.1:0 --state "$TEST_STATE" --instances 2 --actors 3 \
+    --key-pool 1 --inbox "http://127.0.0.1:$SINK_PORT/inbox" --start 50 --max-rate 100 \
+    --hold 2s --refine 0 --warmup 0 --cooldown 1s --mix create=1 --presign all \
+    --out "$T_TMP/cap" >"$T_TMP/cap.out" 2>&1
+check $? "flood capacity --presign all exits 0" || tail -5 "$T_TMP/cap.out"
+steps=$(ls -d "$T_TMP"/cap/steps/*/ 2>/dev/null | wc -l)
+ok=0
+for d in "$T_TMP"/cap/steps/*/; do
+    [ "$(jq -r '.presign.presigned == .totals.sent and .totals.sent > 0 and .config.presign == "all"' "$d/run.json" 2>/dev/null)" = true ] && ok=$((ok + 1))
+done
+expect_eq "$ok/$steps" "2/2" "each of its 2 steps presigned every request it sent"
+stop_sink
+
 # ---- 3. interrupted: SIGINT while sending, then while presigning -----------------------
 start_sink --status 202
 INBOX="http://127.0.0.1:$SINK_PORT/inbox"
