@@ -66,13 +66,14 @@ read -r p_cpu p_lag p_rate p_ok <<<"$(figures presigned)"
 pre=$(j presigned .presign.presigned)
 late=$(j presigned .presign.signed_late)
 took=$(j presigned '.presign.presign_s * 10 | round / 10')
+head=$(j presigned '.presign.head_s * 10 | round / 10')
 mem=$(j presigned '.presign.memory_peak / 1048576 | round')
 complete=$(j presigned .presign.complete)
 note=""
 [ "$complete" = true ] || note=" (NOT all signed by the start: the machine was too busy for the estimate, the rest was signed during the window and its CPU counted there)"
 echo "bench: presign: $rate/s for $dur s, RSA-2048, the realistic mix (--content default), against a loopback sink; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "bench:   signed as it goes: flood's CPU $s_cpu of a core over the window, dispatch lag p99 $s_lag ms, $s_rate/s achieved ($s_ok answered 202)"
-echo "bench:   presigned (--presign all): flood's CPU $p_cpu of a core over the window, dispatch lag p99 $p_lag ms, $p_rate/s achieved ($p_ok answered 202); $pre signed before the first send in $took s ($mem MiB held), $late late$note"
+echo "bench:   presigned (--presign all): flood's CPU $p_cpu of a core over the window, dispatch lag p99 $p_lag ms, $p_rate/s achieved ($p_ok answered 202); $pre signed before the first send in $took s (the start set $head s ahead, $mem MiB held), $late late$note"
 ratio=$(awk -v a="$p_cpu" -v b="$s_cpu" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
 echo "bench: presign: flood's CPU share over the measured window, presigned against signed as it goes: $ratio (aim: well under 1)"
-echo "bench: figures: presign_rate=$rate presign_s=$dur signed_cpu_share=$s_cpu presigned_cpu_share=$p_cpu presign_cpu_ratio=$ratio signed_lag_p99_ms=$s_lag presigned_lag_p99_ms=$p_lag signed_rate=$s_rate presigned_rate=$p_rate presigned_before_start=$pre presigned_late=$late presign_took_s=$took presign_mem_mb=$mem presign_complete=$complete"
+echo "bench: figures: presign_rate=$rate presign_s=$dur signed_cpu_share=$s_cpu presigned_cpu_share=$p_cpu presign_cpu_ratio=$ratio signed_lag_p99_ms=$s_lag presigned_lag_p99_ms=$p_lag signed_rate=$s_rate presigned_rate=$p_rate presigned_before_start=$pre presigned_late=$late presign_took_s=$took presign_head_s=$head presign_mem_mb=$mem presign_complete=$complete"
