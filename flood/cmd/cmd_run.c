@@ -38,6 +38,7 @@
 #include "flood/report/metrics.h"
 #include "flood/report/report.h"
 #include "flood/report/results.h"
+#include "flood/send/presign.h"
 #include "flood/send/sched.h"
 #include "flood/send/sender.h"
 #include "flood/send/signer.h"
@@ -252,6 +253,7 @@ struct run {
     int64_t start_wall; /* the same on CLOCK_REALTIME */
     FILE *sends_log;    /* --log-sends */
     struct sender_result res;
+    struct presign_result pres; /* --presign */
     int run_rc;
     struct preset preset; /* --preset: its options are in argv (borrowed by ro) */
     char **argv;          /* argv with the preset expanded */
@@ -428,6 +430,13 @@ static int run_prepare(struct run *r, struct flood_err *err)
     ro->so.lookahead_max = ring > 65536 ? 65536 : (size_t)ring;
     ro->so.user_agent = "flood/" FLOOD_VERSION;
     ro->so.consumers = ro->sndo.loops; /* a consumer of the signers' ring per event loop */
+    if (ro->presign_s) {               /* the look-ahead is the window, the ring holds it */
+        ro->so.presign = 1;
+        ro->so.lookahead_s = ro->presign.window_s;
+        ro->so.lookahead_max = ro->presign.ring;
+        ro->so.bytes_max = ro->presign_memory;
+        r->pres.plan = ro->presign;
+    }
     ro->sndo.resolve = inbound_opts_resolve(ro->io, &ro->sndo.n_resolve);
     ro->sndo.probes = r->probes;
     ro->sndo.live = !ro->quiet && isatty(STDERR_FILENO);
@@ -498,11 +507,43 @@ static void run_accept_wait(struct run *r)
         stats_tick(r->st, ((int64_t)r->st->cur_sec + 1) * 1000000000, 0);
 }
 
+/* --presign: wait (SIGINT/SIGTERM blocked, read here) until the first window is signed or
+ * the start comes. 0 to send, 1 interrupted (nothing sent: the results still written), -1
+ * refused or failed. */
+static int run_presign(struct run *r, struct flood_err *err)
+{
+    if (!r->ro.quiet)
+        fprintf(stderr,
+                "flood: run: presign: signing the first %.0f s of the schedule (%" PRIu64
+                " requests) before the start, in %.1f s at most\n",
+                r->pres.plan.window_s, r->pres.plan.n, r->pres.head_s);
+    sigset_t old;
+    pthread_sigmask(SIG_BLOCK, &r->sigs, &old);
+    int sig = 0;
+    int rc = presign_wait(r->signer, r->start_mono - START_DELAY_NS / 2, &r->sigs, &r->pres, &sig,
+                          r->ro.quiet ? NULL : stderr, err);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc == 1) {
+        r->res.interrupted = 1;
+        r->res.signal = sig;
+        fprintf(stderr, "\nflood: %s: stopped while presigning: nothing was sent\n",
+                sig == SIGINT ? "SIGINT" : "SIGTERM");
+    }
+    return rc;
+}
+
 /* The run itself: signers started, the schedule sent, then the Accepts waited for. */
 static int run_send(struct run *r, struct flood_err *err)
 {
+    int64_t head_ns = START_DELAY_NS; /* --presign: the time to sign its window first */
+    if (r->ro.presign_s) {
+        r->pres.head_s =
+            presign_estimate_s(r->crowd, r->ro.so.n_dialects ? r->ro.so.dialects[0] : SIGNER_NONE,
+                               r->pres.plan.n, r->ro.signers);
+        head_ns = (int64_t)(r->pres.head_s * 1e9);
+    }
     if (r->ro.start_at) { /* --start-at: wait for the common start, less the signers' head start */
-        int64_t wake = r->ro.start_at * 1000000000 - START_DELAY_NS;
+        int64_t wake = r->ro.start_at * 1000000000 - head_ns;
         if (!r->ro.quiet && wake > clock_wall_ns())
             fprintf(stderr, "flood: run: shard %" PRIu64 "/%" PRIu64 " waits for %s\n",
                     r->ro.shard_k, r->ro.shard_n ? r->ro.shard_n : 1, r->ro.start_at_s);
@@ -512,7 +553,7 @@ static int run_send(struct run *r, struct flood_err *err)
             ;
     }
     int64_t wall_now = clock_wall_ns(), mono_now = clock_mono_ns();
-    r->start_wall = r->ro.start_at ? r->ro.start_at * 1000000000 : wall_now + START_DELAY_NS;
+    r->start_wall = r->ro.start_at ? r->ro.start_at * 1000000000 : wall_now + head_ns;
     r->start_mono = mono_now + (r->start_wall - wall_now);
     results_iso8601((time_t)(r->start_wall / 1000000000), r->started_at, sizeof(r->started_at));
     int rc;
@@ -529,11 +570,19 @@ static int run_send(struct run *r, struct flood_err *err)
         !(r->tq = tq_sampler_start("run", (const char *const *)r->ro.target_queue,
                                    r->ro.n_target_queue, r->start_mono, r->ro.quiet, err)))
         return -1;
+    int pre = r->ro.presign_s ? run_presign(r, err) : 0;
+    if (pre < 0) {
+        signer_stop(r->signer);
+        return -1;
+    }
     struct flood_err run_err = {0};
-    r->run_rc = sender_run(r->sender, r->start_mono, &r->res, &run_err);
+    if (pre == 0)
+        r->run_rc = sender_run(r->sender, r->start_mono, &r->res, &run_err);
     /* a late signal during the teardown below is ignored rather than fatal */
     pthread_sigmask(SIG_BLOCK, &r->sigs, NULL);
     signer_stop(r->signer);
+    if (r->ro.presign_s)
+        presign_finish(r->signer, &r->pres);
     if (r->run_rc)
         fprintf(stderr, "flood: run: stopped: %s\n", run_err.msg);
     if (r->mpub) /* the event loop is done: st is the main thread's to read now */
@@ -613,7 +662,8 @@ static int run_results(struct run *r)
         snprintf(rate_text, sizeof(rate_text), "%g/s", ro->rate);
     json_t *shard_j = run_shard_json(r);
     json_t *mix_j = workload_mix_json(r->w); /* asked and sent shares, refollows */
-    if (workload_state_write(r->w, &err))    /* the follow state, for the next run */
+    json_t *pres_j = ro->presign_s ? presign_json(&r->pres) : NULL;
+    if (workload_state_write(r->w, &err)) /* the follow state, for the next run */
         fprintf(stderr, "flood: run: %s\n", err.msg);
     struct server_stats crowd = {0};
     struct dns_stats dns = {0};
@@ -641,11 +691,14 @@ static int run_results(struct run *r)
                               .tqueue = r->tq,
                               .users = &ro->users,
                               .preset = ro->preset_j,
-                              .mix = mix_j};
+                              .mix = mix_j,
+                              .presign = pres_j};
     results_print_table(stdout, r->st, &ri);
     char line[256];
     int conserved = stats_conservation(r->st, line, sizeof(line)) == 0;
     printf("%s\n", line);
+    if (pres_j)
+        presign_print(stdout, &r->pres);
     int wrote = results_write(ro->out, r->st, &ri, &err) == 0;
     if (wrote)
         printf("results: %s\n", ro->out);
@@ -658,6 +711,7 @@ static int run_results(struct run *r)
     json_decref(inbound_j);
     json_decref(shard_j);
     json_decref(mix_j);
+    json_decref(pres_j);
     if (r->steer)
         run_replay_line(r);
     if (r->dash && wrote)

@@ -125,6 +125,12 @@ static int set_bad(void *base, const struct opt *row, const char *arg, struct fl
     return signer_parse_bad(arg, &((struct run_opts *)base)->so, e);
 }
 
+static int set_presign(void *base, const struct opt *row, const char *arg, struct flood_err *e)
+{
+    (void)row;
+    return presign_parse(arg, &((struct run_opts *)base)->presign_window, e);
+}
+
 static json_t *rec_bad(const void *base, const struct opt *row)
 {
     (void)row;
@@ -387,6 +393,16 @@ const struct opt run_opt_rows[] = {
      .bare = GRAM_BARE_SECONDS, .json = "lookahead_s", .cmds = RUNS,
      .help = "how far ahead of its time a request is signed (default 1s, 100ms with --sign "
              "none)"},
+    {"presign", OPT_STRING, "T|all", RO(presign_s), .set = set_presign, .json = "presign",
+     .cmds = RUNS,
+     .help = "sign the schedule's first T (or all of it) before the first send, so that the "
+             "measured window only sends; a longer run refills T ahead in the background. "
+             "Each Date is still the request's intended second (docs/LOAD.md, \"Presigned "
+             "runs\"); not with --dashboard or --lookahead"},
+    {"presign-memory", OPT_SIZE, "SIZE", RO(presign_memory), .lo = 1 << 20, .hi = 1e12,
+     .def = "1GiB", .json = "presign_memory", .cmds = RUNS,
+     .help = "the most the presigned requests may hold; a --presign window that needs more "
+             "is refused before the start"},
     {"bad-signatures", OPT_STRING, "P%", RO(bad_s), .set = set_bad, .json = "bad_signatures_share",
      .record = rec_bad, .cmds = RUNS,
      .help = "that share deliberately bad: wrong key, Date two hours old, body not matching "

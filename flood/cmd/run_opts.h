@@ -14,6 +14,7 @@
 #include "flood/inbound/inbound.h"
 #include "flood/report/expect.h"
 #include "flood/report/users.h"
+#include "flood/send/presign.h"
 #include "flood/send/replay.h"
 #include "flood/send/sched.h"
 #include "flood/send/sender.h"
@@ -39,6 +40,10 @@ struct run_opts {
     int refollow; /* --refollow: WORKLOAD_REFOLLOW_REPEAT or _UNDO_FIRST */
     uint64_t seed;
     int signers;
+    const char *presign_s;       /* --presign T|all, as given (NULL: off) */
+    double presign_window;       /* its window (PRESIGN_ALL or seconds) */
+    uint64_t presign_memory;     /* --presign-memory */
+    struct presign_plan presign; /* settled from the schedule (presign.window_s 0: off) */
     const char *sign_s;
     const char *bad_s;
     struct signer_opts so;

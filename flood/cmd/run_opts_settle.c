@@ -94,6 +94,19 @@ int run_opts_settle(struct run_opts *ro, struct crowd_opts *co, struct sched *sc
         fprintf(stderr, "flood: run: --dashboard steers one process: not with --shard\n");
         return -1;
     }
+    if (ro->presign_s && (ro->dashboard || ro->lookahead_s > 0)) {
+        fprintf(stderr, "flood: run: --presign %s: not with %s\n", ro->presign_s,
+                ro->dashboard ? "--dashboard: steering moves the intended times (and so the Dates) "
+                                "of requests already signed"
+                              : "--lookahead: --presign sets the look-ahead");
+        return -1;
+    }
+    if (ro->presign_s) {
+        struct sched mine = *sc; /* this shard's activities in the window */
+        sched_set_shard(&mine, ro->shard_k, ro->shard_n);
+        if (presign_plan(&mine, ro->presign_window, ro->presign_memory, &ro->presign, &err))
+            goto bad;
+    }
     if (ro->sndo.loops == 0)
         ro->sndo.loops = default_loops(ro);
     /* --lookahead by default: a second of signing ahead absorbs a burst the signers meet

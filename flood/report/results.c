@@ -406,6 +406,8 @@ json_t *results_json(const struct stats *st, const struct results_info *ri)
     put(root, "warnings", warnings_json(st, ri));
     if (ri->mix)
         put(root, "mix", json_deep_copy(ri->mix));
+    if (ri->presign)
+        put(root, "presign", json_incref(ri->presign));
     if (ri->crowd)
         put(root, "crowd", results_crowd_json(ri->crowd));
     if (ri->dns)

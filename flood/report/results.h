@@ -44,7 +44,8 @@ struct results_info {
     json_t *preset;          /* borrowed, may be NULL: presets_json(), run.json's first key, its
                                 "watch" metrics valued and printed on expect_out */
     json_t *shard;           /* borrowed, may be NULL: run.json's "shard" (flood run --shard) */
-    json_t *mix; /* borrowed, may be NULL: run.json's "mix" (workload_mix_json), its lines */
+    json_t *mix;     /* borrowed, may be NULL: run.json's "mix" (workload_mix_json), its lines */
+    json_t *presign; /* borrowed, may be NULL: run.json's "presign" (flood run --presign) */
     /* CLOCK_REALTIME - CLOCK_MONOTONIC at the start, ns: the probes' times on the wall clock
      * in follows.tsv */
     int64_t wall_minus_mono_ns;

@@ -73,6 +73,9 @@ struct signer {
     atomic_int failed;
     struct flood_err fail_err; /* written once, before failed is set */
     atomic_flag fail_once;
+    /* signer_counts: requests signed, the ring's bytes (with o.bytes_max), left by stop */
+    atomic_uint_fast64_t signed_n, bytes_held, bytes_peak;
+    uint64_t left;
 };
 
 int signer_parse_dialects(const char *s, struct signer_opts *o, struct flood_err *err)
@@ -366,6 +369,28 @@ static int slot_free(struct signer *s, uint64_t seq)
     return seq < atomic_load(&consumer_of(s, seq)->next) + s->ring_len;
 }
 
+/* What a request holds in memory, roughly: its struct and its strings (--presign-memory). */
+static uint64_t req_bytes(const struct signer_req *r)
+{
+    return sizeof(*r) + strlen(r->url) + 1 + r->body_len + 1 + r->head_len + 1 +
+           (r->signed_body != r->body ? r->signed_len + 1 : 0);
+}
+
+/* 1 when request seq may be put in the ring: its slot is free and the ring's bytes are
+ * under the bound. */
+static int room_for(struct signer *s, uint64_t seq)
+{
+    return slot_free(s, seq) && (!s->o.bytes_max || atomic_load(&s->bytes_held) < s->o.bytes_max);
+}
+
+/* How far into the schedule the signers may sign now (ns from the start): a look-ahead
+ * from now, or with --presign from the start itself while it is still to come. */
+static int64_t horizon(const struct signer *s, int64_t now)
+{
+    int64_t rel = now - s->mono0_ns;
+    return (s->o.presign && rel < 0 ? 0 : rel) + s->lookahead_ns;
+}
+
 static void *signer_main(void *arg)
 {
     struct signer *s = arg;
@@ -374,32 +399,39 @@ static void *signer_main(void *arg)
     /* Signing ahead is background work: at the lowest priority, a signer sharing a core with
      * the event loop yields to it at once, and sends keep their time (Linux: per thread).
      * Unsigned runs keep the normal priority: building a body is cheap, and a starved
-     * builder would wake the loop once per late request. */
+     * builder would wake the loop once per late request. With --presign, only from the
+     * start: before it no loop runs, and the window is signed sooner at the usual one. */
     int d0 = s->o.n_dialects ? s->o.dialects[0] : SIGNER_NONE;
-    if (d0 != SIGNER_NONE && setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19) != 0) {
-        /* not fatal: the signers then compete with the event loop at equal weight */
-    }
+    int lowered = d0 == SIGNER_NONE;
     pthread_mutex_lock(&s->lock);
     while (!s->stop && (s->next_t >= 0 || s->o.steerable) && !atomic_load(&s->failed)) {
         int64_t now = clock_mono_ns();
+        if (!lowered && (!s->o.presign || now >= s->mono0_ns)) {
+            lowered = 1;
+            if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19) != 0) {
+                /* not fatal: the signers then compete with the event loop at equal weight */
+            }
+        }
         int64_t wait_until = 0;
         if (s->next_t < 0) /* a steered schedule paused or over: until a change or the stop */
             wait_until = now + 100000000;
-        else if (!slot_free(s, s->next_seq)) {
-            /* woken when the consumers have freed a batch of slots */
+        else if (!room_for(s, s->next_seq)) {
+            /* woken when the consumers have freed a batch of slots (or of bytes: a batch
+             * more taken) */
+            uint64_t batch = s->ring_len / 4 < REFILL_BATCH ? s->ring_len / 4 + 1 : REFILL_BATCH;
             wait_until = now + 20000000;
-            atomic_store(&s->refill_seq,
-                         s->next_seq +
-                             (s->ring_len / 4 < REFILL_BATCH ? s->ring_len / 4 + 1 : REFILL_BATCH));
-        } else if (s->next_t > now - s->mono0_ns + s->lookahead_ns) {
+            atomic_store(&s->refill_seq, slot_free(s, s->next_seq)
+                                             ? atomic_load(&consumer_of(s, s->next_seq)->next) +
+                                                   s->ring_len + batch * s->n_cons
+                                             : s->next_seq + batch);
+        } else if (s->next_t > horizon(s, now)) {
             /* a look-ahead ahead: sleep a batch more */
             wait_until = s->mono0_ns + s->next_t - s->lookahead_ns + BUILD_BATCH_NS;
             atomic_store(&s->refill_seq, UINT64_MAX);
         }
         if (wait_until) {
             atomic_fetch_add(&s->producers_waiting, 1);
-            if (s->next_t >= 0 && slot_free(s, s->next_seq) &&
-                s->next_t <= now - s->mono0_ns + s->lookahead_ns) {
+            if (s->next_t >= 0 && room_for(s, s->next_seq) && s->next_t <= horizon(s, now)) {
                 atomic_fetch_sub(&s->producers_waiting, 1);
                 continue;
             }
@@ -430,7 +462,14 @@ static void *signer_main(void *arg)
             pthread_mutex_lock(&s->lock);
             break;
         }
+        if (s->o.bytes_max) {
+            uint64_t held = atomic_fetch_add(&s->bytes_held, req_bytes(r)) + req_bytes(r);
+            uint64_t peak = atomic_load(&s->bytes_peak);
+            while (held > peak && !atomic_compare_exchange_weak(&s->bytes_peak, &peak, held))
+                ;
+        }
         atomic_store(&s->ring[seq % s->ring_len], r);
+        atomic_fetch_add(&s->signed_n, 1);
         struct signer_consumer *c = consumer_of(s, seq);
         if (atomic_load(&c->waiting) == seq) {
             uint64_t one = 1;
@@ -482,6 +521,9 @@ struct signer *signer_new(struct crowd *crowd, struct workload *w, const struct 
         fds_ok &= s->cons[k].wake_fd >= 0;
     }
     atomic_init(&s->failed, 0);
+    atomic_init(&s->signed_n, 0);
+    atomic_init(&s->bytes_held, 0);
+    atomic_init(&s->bytes_peak, 0);
     atomic_init(&s->producers_waiting, 0);
     atomic_init(&s->refill_seq, UINT64_MAX);
     atomic_flag_clear(&s->fail_once);
@@ -537,6 +579,8 @@ struct signer_req *signer_take(struct signer *s, uint64_t seq)
         return NULL;
     }
     atomic_store(&consumer_of(s, seq)->next, seq + s->n_cons);
+    if (s->o.bytes_max)
+        atomic_fetch_sub(&s->bytes_held, req_bytes(r));
     if (atomic_load(&s->producers_waiting) > 0 &&
         seq + s->ring_len >= atomic_load(&s->refill_seq)) {
         pthread_mutex_lock(&s->lock);
@@ -592,8 +636,30 @@ void signer_stop(struct signer *s)
     for (int i = 0; i < s->n_threads; i++)
         pthread_join(s->threads[i], NULL);
     s->n_threads = 0;
-    for (size_t i = 0; i < s->ring_len; i++)
-        signer_req_free(atomic_exchange(&s->ring[i], NULL));
+    for (size_t i = 0; i < s->ring_len; i++) {
+        struct signer_req *r = atomic_exchange(&s->ring[i], NULL);
+        if (r) {
+            s->left++;
+            if (s->o.bytes_max)
+                atomic_fetch_sub(&s->bytes_held, req_bytes(r));
+        }
+        signer_req_free(r);
+    }
+}
+
+void signer_counts(struct signer *s, struct signer_counts *out)
+{
+    pthread_mutex_lock(&s->lock);
+    uint64_t claimed = s->next_seq;
+    int past = s->next_t < 0 || s->next_t >= s->lookahead_ns;
+    uint64_t left = s->left;
+    pthread_mutex_unlock(&s->lock);
+    out->signed_n = atomic_load(&s->signed_n);
+    out->bytes_held = atomic_load(&s->bytes_held);
+    out->bytes_peak = atomic_load(&s->bytes_peak);
+    out->left = left;
+    /* every request claimed is in the ring (none half-signed) and the next is past it */
+    out->window_done = past && out->signed_n == claimed;
 }
 
 void signer_free(struct signer *s)

@@ -37,6 +37,11 @@ struct signer_opts {
     int steerable; /* the schedule may be steered: threads wait at its end, not exit */
     int consumers; /* event loops taking from the ring (0 or 1: one; at most
                     * SIGNER_CONSUMERS_MAX); the ring is rounded up to a multiple */
+    /* --presign (send/presign.h): before the start the signers fill the whole first
+     * look-ahead of the schedule (not a look-ahead from now), and the ring holds requests
+     * of at most bytes_max bytes together (0: no bound; the signers wait for room) */
+    int presign;
+    uint64_t bytes_max;
 };
 
 /* Parse --sign: "cavage", "rfc9421", "cavage,rfc9421", "rfc9421,cavage" or "none". */
@@ -103,7 +108,16 @@ int signer_resign(struct signer *s, struct signer_req *r, struct flood_err *err)
 enum signer_steer_kind { SIGNER_STEER_RATE, SIGNER_STEER_PAUSE, SIGNER_STEER_RESUME };
 void signer_steer(struct signer *s, enum signer_steer_kind kind, double t_s, double rate,
                   double ramp_s);
-/* Stop and join the threads, free the requests still in the ring. */
+/* The signers' counts (for --presign): requests signed so far, the bytes the ring holds
+ * now and at most (counted with a bytes_max only), the requests left in the ring by
+ * signer_stop (signed, never taken: the run ended first), and whether every request of
+ * the schedule's first look-ahead is signed (window_done). Thread-safe. */
+struct signer_counts {
+    uint64_t signed_n, bytes_held, bytes_peak, left;
+    int window_done;
+};
+void signer_counts(struct signer *s, struct signer_counts *out);
+/* Stop and join the threads, free the requests still in the ring (counted as left). */
 void signer_stop(struct signer *s);
 void signer_free(struct signer *s);
 

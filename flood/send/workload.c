@@ -282,6 +282,7 @@ void workload_free(struct workload *w)
     free(w->dense);
     free(w->edit_key);
     free(w->edit_val);
+    workload_due_free(w);
     pthread_mutex_destroy(&w->lock);
     free(w);
 }
@@ -608,9 +609,6 @@ static void decide_more(struct workload *w, uint64_t *rng, uint64_t seq, enum op
     }
     case OP_UPDATE_ACTOR: {
         struct actor_rev *r = &w->revs[*idx];
-        r->prev_rev = r->rev;
-        r->prev_rot = r->rot;
-        r->prev_t_off = r->t_off;
         r->rev++;
         if (w->o.rotate_pct && below(rng, 100) < w->o.rotate_pct)
             r->rot = r->rot % ROT_MAX + 1;
@@ -709,10 +707,8 @@ static void decide(struct workload *w, uint64_t seq, int64_t when_ns, struct ent
 
     e->actor_idx = idx;
     e->persona_op = flags | ((uint32_t)(op + 1) << PERSONA_BITS) | persona;
-    if (op == OP_UPDATE_ACTOR) {
-        w->revs[idx].t_off = (int32_t)off;
-        w->revs[idx].eff_ns = when_ns;
-    }
+    if (op == OP_UPDATE_ACTOR) /* served from its time on */
+        workload_due_actor(w, idx, seq, when_ns);
     e->ref = ref;
     e->t_off = off > INT32_MAX ? INT32_MAX : off < INT32_MIN ? INT32_MIN : (int32_t)off;
 }
@@ -780,8 +776,8 @@ static int record(struct workload *w, uint64_t seq, int64_t when_ns, int sent, s
             (op == OP_UNDO && !(e.persona_op & F_UNDO_REACT)))
             note_follow_event(w, seq, &e);
     }
-    if (op == OP_UPDATE)
-        workload_edit_put(w, seq - e.ref, seq); /* its note is served edited from now on */
+    if (op == OP_UPDATE || op == OP_DELETE) /* its note served edited or gone from its time */
+        workload_due_note(w, op == OP_DELETE, seq - e.ref, seq, when_ns);
     if (op == OP_CREATE)
         outbox_push(w, e.actor_idx, seq);
     pthread_mutex_unlock(&w->lock);

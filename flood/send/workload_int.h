@@ -52,19 +52,23 @@ struct pref {
 #define REV_MASK ((UINT32_C(1) << REV_BITS) - 1)
 #define ROT_MAX  4095u /* rotations cycle through 1..ROT_MAX */
 
-/* A crowd actor's document state: its latest revision and key rotation, the time the
- * Update(Person) announcing them is to be sent (wall clock ns), and the state before, which
- * is served until then. */
+/* A crowd actor's document state as built: its latest revision and key rotation, and the
+ * seq + 1 of the Update(Person) announcing them (0: none), whose record has its time; what
+ * is served at an instant walks back from it (workload_due.c). */
 struct actor_rev {
     uint32_t rev, rot;
-    int32_t t_off;
-    int64_t eff_ns;
-    uint32_t prev_rev, prev_rot;
-    int32_t prev_t_off;
+    uint64_t last;
     /* delete-actor: deleted in this run (no later activity is sent by it), its document
      * served 410 Gone from gone_ns (the Delete's intended send time, wall clock ns) on */
     int gone;
     int64_t gone_ns;
+};
+
+/* An Update(Note), Delete(Note) or Update(Person) kept with its intended send time (wall
+ * clock ns) and the seq + 1 of the one before it on the same object (0: none). */
+struct workload_due {
+    uint64_t prev;
+    int64_t at_ns;
 };
 
 struct outbox {
@@ -129,6 +133,10 @@ struct workload {
     /* edited notes: the seq of a Create (key + 1, 0 empty) to its latest Update's seq */
     uint64_t *edit_key, *edit_val;
     size_t edit_cap, n_edit;
+    /* the served state's times (workload_due.c): key + 1 (0 empty) to its entry */
+    uint64_t *due_key;
+    struct workload_due *due_val;
+    size_t due_cap, n_due;
 
     /* the mix kept (see workload.h): actors with a standing recent Create (a dense set, with
      * each actor's place + 1), followed pairs per persona, kinds owed for a substitution */
@@ -167,7 +175,8 @@ char *workload_render(struct workload *w, uint64_t seq, const struct entry *e, i
 char *workload_render_unseen(struct workload *w, uint64_t seq, const struct entry *e, unsigned k,
                              size_t *len, struct flood_err *err);
 /* Record Update seq `update` of the note of Create seq; the seq of the latest Update of
- * that note: 0 and *update, or -1 when it was never edited. Both with the lock held. */
+ * that note built: 0 and *update, or -1 when it was never edited. Both with the lock held
+ * (workload_due.c; what is served is workload_due_edit's, as of a time). */
 void workload_edit_put(struct workload *w, uint64_t seq, uint64_t update);
 int workload_edit_of(const struct workload *w, uint64_t seq, uint64_t *update);
 /* Whether actor index idx is deleted (delete-actor) at wall-clock now_ns; with the lock. */
@@ -182,6 +191,20 @@ void workload_pair_remove(struct workload *w, size_t j);
  * build; the caller adds them as followed pairs). 0, or -1 and err (a file that cannot be
  * read or parsed). */
 int workload_state_read(struct workload *w, struct flood_err *err);
+/* The served state follows the intended times (workload_due.c), with the lock: record
+ * the Update (workload_edit_put too) or the Delete of the note of Create `create`, actor idx's
+ * Update(Person) seq, each with its intended time (wall clock ns), seq being the Update or the
+ * Delete; the Update of `create` in force at now_ns (0 and *update, or -1: none sent yet); whether
+ * Create `create` (its record's persona_op) is deleted at now_ns; the seq + 1 of actor idx's
+ * Update(Person) in force at now_ns (0: none); free the map. */
+void workload_due_note(struct workload *w, int deleted, uint64_t create, uint64_t seq,
+                       int64_t when_ns);
+void workload_due_actor(struct workload *w, uint32_t idx, uint64_t seq, int64_t when_ns);
+int workload_due_edit(const struct workload *w, uint64_t create, int64_t now_ns, uint64_t *update);
+int workload_due_deleted(const struct workload *w, uint64_t create, uint32_t persona_op,
+                         int64_t now_ns);
+uint64_t workload_due_actor_at(const struct workload *w, uint32_t idx, int64_t now_ns);
+void workload_due_free(struct workload *w);
 /* Flat crowd actor f (0..n_flat-1) of an actor index, and back. */
 uint32_t workload_flat(const struct workload *w, uint32_t idx);
 void workload_unflat(const struct workload *w, uint32_t f, int *instance, int *actor);

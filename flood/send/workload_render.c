@@ -78,57 +78,6 @@ void workload_unflat(const struct workload *w, uint32_t f, int *instance, int *a
     *actor = (int)(f % (uint32_t)w->crowd->opts.actors) + 1;
 }
 
-/* ---- edited notes ---------------------------------------------------------------------- */
-
-static size_t edit_slot(uint64_t key, size_t cap)
-{
-    uint64_t x = key;
-    return (size_t)(workload_rng(&x) & (cap - 1));
-}
-
-void workload_edit_put(struct workload *w, uint64_t seq, uint64_t update)
-{
-    if ((w->n_edit + 1) * 2 > w->edit_cap) {
-        size_t cap = w->edit_cap ? w->edit_cap * 2 : 256;
-        uint64_t *k = flood_xcalloc(cap, sizeof(*k)), *v = flood_xcalloc(cap, sizeof(*v));
-        for (size_t i = 0; i < w->edit_cap; i++) {
-            if (!w->edit_key[i])
-                continue;
-            size_t j = edit_slot(w->edit_key[i] - 1, cap);
-            while (k[j])
-                j = (j + 1) & (cap - 1);
-            k[j] = w->edit_key[i];
-            v[j] = w->edit_val[i];
-        }
-        free(w->edit_key);
-        free(w->edit_val);
-        w->edit_key = k;
-        w->edit_val = v;
-        w->edit_cap = cap;
-    }
-    size_t j = edit_slot(seq, w->edit_cap);
-    while (w->edit_key[j] && w->edit_key[j] != seq + 1)
-        j = (j + 1) & (w->edit_cap - 1);
-    if (!w->edit_key[j])
-        w->n_edit++;
-    w->edit_key[j] = seq + 1;
-    w->edit_val[j] = update;
-}
-
-int workload_edit_of(const struct workload *w, uint64_t seq, uint64_t *update)
-{
-    if (!w->edit_cap)
-        return -1;
-    for (size_t j = edit_slot(seq, w->edit_cap);; j = (j + 1) & (w->edit_cap - 1)) {
-        if (!w->edit_key[j])
-            return -1;
-        if (w->edit_key[j] == seq + 1) {
-            *update = w->edit_val[j];
-            return 0;
-        }
-    }
-}
-
 /* ---- rendering ----------------------------------------------------------------------------- */
 
 /* The per-activity generator of seq, salted for one use. */
@@ -347,10 +296,10 @@ char *workload_render(struct workload *w, uint64_t seq, const struct entry *e, i
         uint64_t useq;
         struct entry u;
         pthread_mutex_lock(&w->lock);
-        int edited = op == OP_CREATE && workload_edit_of(w, seq, &useq) == 0;
+        /* as its latest Update(Note) sent by now showed it */
+        int edited = op == OP_CREATE && workload_due_edit(w, seq, clock_wall_ns(), &useq) == 0;
         pthread_mutex_unlock(&w->lock);
         if (edited && entry_copy(w, useq, &u) == 0) {
-            /* the note as its latest Update(Note) showed it */
             a.updated = w->start + (time_t)u.t_off;
             if (a.updated <= a.published)
                 a.updated = a.published + 1;
@@ -429,9 +378,17 @@ static int serve_outbox(struct workload *w, const struct wf_route *r, struct wf_
         const struct outbox *ob = w->outboxes[crowd_actor_index(w->crowd, r->instance, r->actor)];
         if (ob) {
             total = ob->total;
-            /* newest first, as Mastodon orders an outbox */
-            for (uint64_t k = 0; k < OUTBOX_RECENT && k < ob->total; k++)
-                seqs[n++] = ob->recent[(ob->total - 1 - k) % OUTBOX_RECENT];
+            int64_t now_off = clock_wall_ns() / 1000000000 - (int64_t)w->start;
+            /* newest first, as Mastodon orders an outbox; a Create built ahead of its
+             * intended second is not listed before it */
+            for (uint64_t k = 0; k < OUTBOX_RECENT && k < ob->total; k++) {
+                uint64_t q = ob->recent[(ob->total - 1 - k) % OUTBOX_RECENT];
+                const struct entry *c = workload_entry(w, q, 0);
+                if (c && c->t_off > now_off)
+                    total--;
+                else
+                    seqs[n++] = q;
+            }
         }
         pthread_mutex_unlock(&w->lock);
     }
@@ -492,9 +449,10 @@ static int serve_note(struct workload *w, const struct wf_route *r, struct wf_do
     enum op_kind op = workload_entry_op(&e);
     if (idx == e.actor_idx && has_own_note(op)) {
         pthread_mutex_lock(&w->lock);
-        int gone = workload_gone_at(w, idx, clock_wall_ns());
+        int64_t now = clock_wall_ns(); /* its Delete sent by now: 410 */
+        int gone = workload_gone_at(w, idx, now) || workload_due_deleted(w, seq, e.persona_op, now);
         pthread_mutex_unlock(&w->lock);
-        if ((e.persona_op & F_DELETED) || gone) {
+        if (gone) {
             wf_error(410, "deleted", out);
             return 410;
         }
@@ -546,11 +504,15 @@ uint32_t workload_actor_state(struct workload *w, int instance, int actor, int64
     if (w && instance >= 1 && instance <= w->crowd->opts.instances && actor >= 1 &&
         actor <= w->crowd->opts.actors) {
         pthread_mutex_lock(&w->lock);
-        const struct actor_rev *r = &w->revs[crowd_actor_index(w->crowd, instance, actor)];
-        int now = now_ns >= r->eff_ns; /* built ahead: the old state until its send time */
-        rev = now ? r->rev : r->prev_rev;
-        r_rot = now ? r->rot : r->prev_rot;
-        off = now ? r->t_off : r->prev_t_off;
+        /* built ahead: the Update(Person) sent by now (workload_due.c) */
+        uint32_t idx = (uint32_t)crowd_actor_index(w->crowd, instance, actor);
+        uint64_t at = workload_due_actor_at(w, idx, now_ns);
+        const struct entry *e = at ? workload_entry(w, at - 1, 0) : NULL;
+        if (e) {
+            rev = e->ref & REV_MASK;
+            r_rot = e->ref >> REV_BITS;
+            off = e->t_off;
+        }
         pthread_mutex_unlock(&w->lock);
     }
     if (rot)
