@@ -17,11 +17,20 @@
 # Debian's closed-loop wrk).
 #
 #   scripts/bench_wrk2.sh [--rates "5000 10000 20000 40000 60000"] [--seconds 10] [--rounds 1]
-#   FLOOD_B=/path/to/other/flood scripts/bench_wrk2.sh   (a second flood binary, alternated)
+#   FLOOD_ARGS="--dispatch-quantum 1ms" scripts/bench_wrk2.sh   (more options for flood's runs)
+#   FLOOD_B=/path/to/other/flood FLOOD_B_ARGS=... FLOOD_C=... FLOOD_C_ARGS=...
+#       (a second and a third flood, binaries or options, alternated with the first: named
+#       flood-b and flood-c in the figures)
+#   BENCH_NICE=-10 scripts/bench_wrk2.sh   (nginx and the generators at that niceness: on a
+#       shared machine, so that other work does not starve nginx; root only below 0)
 set -u
 cd "$(dirname "$0")/.."
 FLOOD=${FLOOD:-$PWD/build/flood}
 FLOOD_B=${FLOOD_B:-}
+FLOOD_C=${FLOOD_C:-}
+read -r -a flood_args <<<"${FLOOD_ARGS:-}"
+read -r -a flood_b_args <<<"${FLOOD_B_ARGS:-}"
+read -r -a flood_c_args <<<"${FLOOD_C_ARGS:-}"
 SINK=${SINK:-${FLOOD_BUILD:-$PWD/build}/tools/sink}
 STATE=${TEST_STATE:-$PWD/build/test-state}
 WRK2=${WRK2:-$(command -v wrk2 || true)}
@@ -48,7 +57,7 @@ for tool in nginx taskset jq curl python3; do
     }
 done
 [ -x /usr/bin/time ] || { echo "bench_wrk2: /usr/bin/time is missing (apt-get install time)" >&2; exit 1; }
-for f in "$FLOOD" ${FLOOD_B:+"$FLOOD_B"} "$SINK"; do
+for f in "$FLOOD" ${FLOOD_B:+"$FLOOD_B"} ${FLOOD_C:+"$FLOOD_C"} "$SINK"; do
     [ -x "$f" ] || { echo "bench_wrk2: no binary at $f (make)" >&2; exit 1; }
 done
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
@@ -58,6 +67,7 @@ if [ "$(nproc)" -lt 2 ]; then
 fi
 SRV_CPU=0
 GEN_CPU=1
+NICE=(nice -n "${BENCH_NICE:-0}")
 
 TMP=$(mktemp -d)
 PIDS=""
@@ -94,7 +104,7 @@ http {
     }
 }
 EOF
-taskset -c "$SRV_CPU" "$NGINX" -c "$TMP/nginx/nginx.conf" -p "$TMP/nginx" \
+"${NICE[@]}" taskset -c "$SRV_CPU" "$NGINX" -c "$TMP/nginx/nginx.conf" -p "$TMP/nginx" \
     >"$TMP/nginx/out.log" 2>&1 &
 PIDS="$PIDS $!"
 for _ in $(seq 1 100); do
@@ -132,8 +142,8 @@ for line in head.decode().split('\r\n')[1:]:
 open(sys.argv[2], 'w').write('\n'.join(out) + '\n')
 EOF
 
-echo "bench_wrk2: nginx on CPU $SRV_CPU, generators on CPU $GEN_CPU, $secs s a run, $(wc -c <"$TMP/body.json") byte body; load average $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "bench_wrk2: flood: $FLOOD${FLOOD_B:+, flood-b: $FLOOD_B}; wrk2: $WRK2"
+echo "bench_wrk2: nginx on CPU $SRV_CPU, generators on CPU $GEN_CPU (nice ${BENCH_NICE:-0}), $secs s a run, $(wc -c <"$TMP/body.json") byte body; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "bench_wrk2: flood: $FLOOD ${FLOOD_ARGS:-}${FLOOD_B:+; flood-b: $FLOOD_B ${FLOOD_B_ARGS:-}}${FLOOD_C:+; flood-c: $FLOOD_C ${FLOOD_C_ARGS:-}}; wrk2: $WRK2"
 
 # a run's figures, one line: NAME RATE ROUND ANSWERED CPU_S PER_CPU P99_MS LAG_P99_MS SUSTAINED
 fig() {
@@ -142,10 +152,11 @@ fig() {
                  printf "%s %d %d %d %.3f %d %.3f %s %s\n", n, r, k, a, c, pc, p, l, s }'
 }
 
-run_flood() { # NAME BINARY RATE ROUND
+run_flood() { # NAME BINARY RATE ROUND [OPTIONS...]
     local name=$1 bin=$2 rate=$3 round=$4 dir="$TMP/$1-$3-$4"
-    taskset -c "$GEN_CPU" "$bin" run "${common[@]}" --out "$dir" --inbox "$INBOX" \
-        --rate "$rate" --duration "${secs}s" --timeout 5s >"$dir.out" 2>"$dir.err"
+    shift 4
+    "${NICE[@]}" taskset -c "$GEN_CPU" "$bin" run "${common[@]}" --out "$dir" --inbox "$INBOX" \
+        --rate "$rate" --duration "${secs}s" --timeout 5s "$@" >"$dir.out" 2>"$dir.err"
     local a c p l
     a=$(jq -r '[.totals.outcomes | to_entries[] | select(.key | test("^2")) | .value] | add // 0' "$dir/run.json" 2>/dev/null)
     c=$(jq -r '.generator.cpu_s' "$dir/run.json" 2>/dev/null)
@@ -156,7 +167,7 @@ run_flood() { # NAME BINARY RATE ROUND
 
 run_wrk2() { # RATE ROUND
     local rate=$1 round=$2 out="$TMP/wrk2-$1-$2"
-    taskset -c "$GEN_CPU" /usr/bin/time -f 'cpu %U %S' -o "$out.time" \
+    "${NICE[@]}" taskset -c "$GEN_CPU" /usr/bin/time -f 'cpu %U %S' -o "$out.time" \
         "$WRK2" -t1 -c64 -d "${secs}s" -R "$rate" --latency -s "$TMP/post.lua" "$INBOX" \
         >"$out.out" 2>&1
     local a c p
@@ -177,13 +188,15 @@ for rate in $rates; do
     for round in $(seq 1 "$rounds"); do
         # the order turns each round: neither generator always runs first
         if [ $((round % 2)) = 1 ]; then
-            run_flood flood "$FLOOD" "$rate" "$round"
-            [ -n "$FLOOD_B" ] && run_flood flood-b "$FLOOD_B" "$rate" "$round"
+            run_flood flood "$FLOOD" "$rate" "$round" "${flood_args[@]}"
+            [ -n "$FLOOD_B" ] && run_flood flood-b "$FLOOD_B" "$rate" "$round" "${flood_b_args[@]}"
+            [ -n "$FLOOD_C" ] && run_flood flood-c "$FLOOD_C" "$rate" "$round" "${flood_c_args[@]}"
             run_wrk2 "$rate" "$round"
         else
             run_wrk2 "$rate" "$round"
-            [ -n "$FLOOD_B" ] && run_flood flood-b "$FLOOD_B" "$rate" "$round"
-            run_flood flood "$FLOOD" "$rate" "$round"
+            [ -n "$FLOOD_C" ] && run_flood flood-c "$FLOOD_C" "$rate" "$round" "${flood_c_args[@]}"
+            [ -n "$FLOOD_B" ] && run_flood flood-b "$FLOOD_B" "$rate" "$round" "${flood_b_args[@]}"
+            run_flood flood "$FLOOD" "$rate" "$round" "${flood_args[@]}"
         fi
         grep " $rate $round " "$TMP/figs" | while read -r n r k a c pc p l s; do
             echo "bench_wrk2:   $n at $r/s, round $k: $a answered, CPU $c s, $pc req per CPU-second, answer p99 $p ms$([ "$l" != - ] && echo ", lag p99 $l ms"), sustained: $s"
