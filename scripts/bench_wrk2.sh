@@ -22,7 +22,9 @@
 #       (a second and a third flood, binaries or options, alternated with the first: named
 #       flood-b and flood-c in the figures)
 #   BENCH_NICE=-10 scripts/bench_wrk2.sh   (nginx and the generators at that niceness: on a
-#       shared machine, so that other work does not starve nginx; root only below 0)
+#       shared machine, so that other work does not starve them; root only below 0)
+#   BENCH_NGINX_RT=1 scripts/bench_wrk2.sh   (nginx at SCHED_FIFO priority 10 (chrt), root
+#       only: on a loaded machine nginx is then never the limit of either generator)
 set -u
 cd "$(dirname "$0")/.."
 FLOOD=${FLOOD:-$PWD/build/flood}
@@ -68,6 +70,8 @@ fi
 SRV_CPU=0
 GEN_CPU=1
 NICE=(nice -n "${BENCH_NICE:-0}")
+SRV=("${NICE[@]}")
+[ "${BENCH_NGINX_RT:-0}" = 1 ] && SRV=(chrt -f 10)
 
 TMP=$(mktemp -d)
 PIDS=""
@@ -104,7 +108,7 @@ http {
     }
 }
 EOF
-"${NICE[@]}" taskset -c "$SRV_CPU" "$NGINX" -c "$TMP/nginx/nginx.conf" -p "$TMP/nginx" \
+"${SRV[@]}" taskset -c "$SRV_CPU" "$NGINX" -c "$TMP/nginx/nginx.conf" -p "$TMP/nginx" \
     >"$TMP/nginx/out.log" 2>&1 &
 PIDS="$PIDS $!"
 for _ in $(seq 1 100); do
@@ -142,7 +146,7 @@ for line in head.decode().split('\r\n')[1:]:
 open(sys.argv[2], 'w').write('\n'.join(out) + '\n')
 EOF
 
-echo "bench_wrk2: nginx on CPU $SRV_CPU, generators on CPU $GEN_CPU (nice ${BENCH_NICE:-0}), $secs s a run, $(wc -c <"$TMP/body.json") byte body; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "bench_wrk2: nginx on CPU $SRV_CPU, generators on CPU $GEN_CPU (nice ${BENCH_NICE:-0}$([ "${BENCH_NGINX_RT:-0}" = 1 ] && echo ", nginx SCHED_FIFO")), $secs s a run, $(wc -c <"$TMP/body.json") byte body; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "bench_wrk2: flood: $FLOOD ${FLOOD_ARGS:-}${FLOOD_B:+; flood-b: $FLOOD_B ${FLOOD_B_ARGS:-}}${FLOOD_C:+; flood-c: $FLOOD_C ${FLOOD_C_ARGS:-}}; wrk2: $WRK2"
 
 # a run's figures, one line: NAME RATE ROUND ANSWERED CPU_S PER_CPU P99_MS LAG_P99_MS SUSTAINED
