@@ -9,7 +9,8 @@
 # run.json generator.cpu_s, the whole process during the run; wrk2's from /usr/bin/time),
 # requests per CPU-second and the answers' p99 from the intended time; flood's dispatch lag
 # p99 too. A rate is sustained when at least 99% of the offered requests were answered
-# with an answer p99 of at most 10 ms.
+# with an answer p99 of at most 10 ms (wrk2 connects its 64 connections 5 ms apart and
+# starts each one's schedule at its connect: it offers RATE x (SECONDS - 0.1575)).
 #
 # wrk2 is no Debian package: build it by hand (make in its source; its bundled LuaJIT) and
 # give its path as WRK2=/path/to/wrk, or put it in PATH as wrk2. Without it this script
@@ -152,7 +153,8 @@ echo "bench_wrk2: flood: $FLOOD ${FLOOD_ARGS:-}${FLOOD_B:+; flood-b: $FLOOD_B ${
 # a run's figures, one line: NAME RATE ROUND ANSWERED CPU_S PER_CPU P99_MS LAG_P99_MS SUSTAINED
 fig() {
     awk -v n="$1" -v r="$2" -v k="$3" -v a="$4" -v c="$5" -v p="$6" -v l="$7" -v d="$secs" \
-        'BEGIN { pc = (c > 0 ? a / c : 0); s = (a >= 0.99 * r * d && p <= 10) ? "yes" : "no";
+        'BEGIN { pc = (c > 0 ? a / c : 0); if (n == "wrk2") d -= 0.005 * 63 / 2;
+                 s = (a >= 0.99 * r * d && p <= 10) ? "yes" : "no";
                  printf "%s %d %d %d %.3f %d %.3f %s %s\n", n, r, k, a, c, pc, p, l, s }'
 }
 
