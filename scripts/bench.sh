@@ -5,7 +5,7 @@ set -u
 cd "$(dirname "$0")/.."
 status=0
 for b in scripts/bench_start.sh scripts/bench_crowd.sh scripts/bench_scale.sh scripts/bench_sign.sh scripts/bench_run.sh scripts/bench_presign.sh scripts/bench_http.sh \
-    scripts/bench_capacity.sh scripts/bench_dashboard.sh; do
+    scripts/bench_wrk2.sh scripts/bench_capacity.sh scripts/bench_dashboard.sh; do
     [ -x "$b" ] || continue
     echo "== $b"
     "$b" || status=1

@@ -9,6 +9,8 @@
 #      the same over https (nginx with TLS, wrk over https);
 #   1b. loops: requests per CPU-second with --loops 2 against --loops 1 at one rate,
 #      alternated;
+#   1c. the dispatch quantum: requests per CPU-second with --dispatch-quantum 1ms (wrk2's
+#      timer tick) and the default 200us at one rate, alternated, against wrk's;
 #   2. the signed path: flood's highest sustained rate with a fresh RSA-2048 signature on
 #      every request and S signer threads, against S x `openssl speed rsa2048` sign/s;
 #      then a signer on every core, unpinned, against `openssl speed -multi` (within the
@@ -243,6 +245,7 @@ http_path() {
     mpratio=$(awk -v a="$mbest_pc" -v b="$wrk_pc" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
     echo "bench: $label path: flood --sign none, one loop, sustains $best/s with lag p99 <= 1 ms (ratio to wrk's $wrk_rps/s: $ratio, aim >= 0.5; per CPU-second $best_pc against wrk's $wrk_pc: $pratio, aim >= 0.5) and $mbest/s within the machine's lateness $LAG_MACHINE ms (ratio $mratio; per CPU-second $mbest_pc: $mpratio); the limit: ${limit:-not reached}"
     eval "${label}_best=$best ${label}_wrk=$wrk_rps ${label}_ratio=$ratio ${label}_cpu_ratio=$pratio"
+    eval "${label}_wrk_pc=$wrk_pc"
     eval "${label}_mratio=$mratio ${label}_mcpu_ratio=$mpratio"
 }
 http_path http "$INBOX"
@@ -265,6 +268,25 @@ for round in 1 2; do
 done
 lratio=$(awk -v a="$l2" -v b="$l1" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
 echo "bench: loops: requests per CPU-second with 2 loops against 1 at $lrate/s (sum of 2 rounds): ratio $lratio (aim: within 10%, >= 0.90)"
+
+# ---- 1c. the dispatch quantum: requests per CPU-second with wrk2's timer tick ----------
+# --dispatch-quantum 1ms (wrk2's timers tick each millisecond) against the default 200us at
+# one rate, alternated, against wrk's closed loop: the cost of the default's tighter sends
+qrate=$(awk -v b="$best" 'BEGIN { r = int(b * 0.6 / 1000) * 1000; print (r < 5000 ? 5000 : r) }')
+q_def=0 q_1ms=0
+for round in 1 2; do
+    for q in 200us 1ms; do
+        run_flood "quantum-$q-$round" --inbox "$INBOX" --rate "$qrate" --duration "${step_s}s" \
+            --sign none --timeout 5s --loops 1 --dispatch-quantum "$q"
+        pc=$(per_cpu "quantum-$q-$round")
+        echo "bench:   --dispatch-quantum $q at $qrate/s, round $round: ${pc:-0} req per CPU-second (lag p99 $(j "quantum-$q-$round" '.totals.dispatch_lag_ms.p99') ms)"
+        [ "$q" = 200us ] && q_def=$((q_def + ${pc:-0}))
+        [ "$q" = 1ms ] && q_1ms=$((q_1ms + ${pc:-0}))
+    done
+done
+q1ms_cpu_ratio=$(awk -v a="$q_1ms" -v b="$http_wrk_pc" 'BEGIN { printf "%.2f", (b > 0 ? a / 2 / b : 0) }')
+qdef_cpu_ratio=$(awk -v a="$q_def" -v b="$http_wrk_pc" 'BEGIN { printf "%.2f", (b > 0 ? a / 2 / b : 0) }')
+echo "bench: dispatch quantum: at $qrate/s, requests per CPU-second against wrk's closed loop: $qdef_cpu_ratio with the default 200us, $q1ms_cpu_ratio with --dispatch-quantum 1ms (wrk2's tick)"
 
 # ---- 2. the signed path ----------------------------------------------------------------
 # signed_steps TAG LABEL CPUS SIGNERS CAP: step the signed path down from CAP (fractions
@@ -371,4 +393,4 @@ wait "$FPID" 2>/dev/null
 kill "$HPID" 2>/dev/null
 inflight=$(jq -r '[.series[].in_flight] | max' "$TMP/rss/run.json" 2>/dev/null)
 echo "bench: memory: resident $((peak / 1024)) MB with up to $inflight requests in flight (aim: 10000 under 200 MB)"
-echo "bench: figures: machine_wakeup_p99_ms=$base_p99 wrk=$http_wrk none_max=$http_best ratio=$http_ratio cpu_ratio=$http_cpu_ratio wrk_https=$https_wrk https_max=$https_best https_ratio=$https_ratio https_cpu_ratio=$https_cpu_ratio http_machine_ratio=$http_mratio http_machine_cpu_ratio=$http_mcpu_ratio https_machine_ratio=$https_mratio https_machine_cpu_ratio=$https_mcpu_ratio loops_ratio=$lratio signed_max=$sbest signed_max_machine=$smbest openssl_x_S=$cap signed_ratio=$sratio signed_ratio_machine=$smratio openssl_multi=$cap_all signed_all_max=$abest signed_all_ratio=$aratio signed_all_ratio_machine=$amratio rss_mb=$((peak / 1024))"
+echo "bench: figures: machine_wakeup_p99_ms=$base_p99 wrk=$http_wrk none_max=$http_best ratio=$http_ratio cpu_ratio=$http_cpu_ratio wrk_https=$https_wrk https_max=$https_best https_ratio=$https_ratio https_cpu_ratio=$https_cpu_ratio http_machine_ratio=$http_mratio http_machine_cpu_ratio=$http_mcpu_ratio https_machine_ratio=$https_mratio https_machine_cpu_ratio=$https_mcpu_ratio loops_ratio=$lratio signed_max=$sbest signed_max_machine=$smbest openssl_x_S=$cap signed_ratio=$sratio signed_ratio_machine=$smratio openssl_multi=$cap_all signed_all_max=$abest signed_all_ratio=$aratio signed_all_ratio_machine=$amratio rss_mb=$((peak / 1024)) quantum_rate=$qrate cpu_ratio_q200us=$qdef_cpu_ratio cpu_ratio_q1ms=$q1ms_cpu_ratio"

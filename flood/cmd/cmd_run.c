@@ -438,6 +438,8 @@ static int run_prepare(struct run *r, struct flood_err *err)
         r->pres.plan = ro->presign;
     }
     ro->sndo.resolve = inbound_opts_resolve(ro->io, &ro->sndo.n_resolve);
+    /* --dispatch-quantum 0: each request at its own time (the sender's 1 ns) */
+    ro->sndo.quantum_ns = ro->quantum_s > 0 ? (int64_t)llround(ro->quantum_s * 1e9) : 1;
     ro->sndo.probes = r->probes;
     ro->sndo.live = !ro->quiet && isatty(STDERR_FILENO);
     ro->sndo.live_extra = live_inbound;

@@ -29,6 +29,7 @@ struct run_opts {
     unsigned mask;           /* its OPT_CMD_* (OPT_CMD_RUN; flood capacity checks its steps' too) */
     struct inbound_opts *io; /* the inbound side's options, which keep --resolve */
     double rate, duration_s, lookahead_s;
+    double quantum_s;    /* --dispatch-quantum */
     long accept_wait_ms; /* -1: as --grace */
     const char *stages;
     enum sched_arrival arrival;

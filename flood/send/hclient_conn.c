@@ -163,6 +163,9 @@ int hc_tcp_start(const struct hc_origin *o, uint32_t src_ipv4)
     return fd;
 }
 
+/* A plain request's head up to this long is written from the stack (write_direct). */
+#define HC_HEAD_STACK 4096
+
 /* Plain connections: write what the output holds with sendmsg() now (MSG_NOSIGNAL: a reset
  * peer is an error, not a signal); what the socket does not take, the bufferevent writes
  * when it can. */
@@ -203,6 +206,60 @@ static int conn_flush(struct hc_conn *k)
     return 0;
 }
 
+/* The request line, Host, the caller's head and Content-Length of r, into w (room for
+ * them checked by the caller): the length. */
+static size_t put_head(char *w, const struct hc_origin *o, const struct hc_req *r,
+                       const char *target, size_t tlen, const char *cl, size_t cln)
+{
+    static const char L1[] = "POST ", L2[] = " HTTP/1.1\r\nHost: ", L3[] = "\r\n";
+    char *w0 = w;
+#define PUT(p, n)                                                                                  \
+    do {                                                                                           \
+        memcpy(w, (p), (n));                                                                       \
+        w += (n);                                                                                  \
+    } while (0)
+    PUT(L1, sizeof(L1) - 1);
+    PUT(target, tlen);
+    PUT(L2, sizeof(L2) - 1);
+    PUT(o->authority, o->auth_len);
+    PUT(L3, sizeof(L3) - 1);
+    if (r->head_len)
+        PUT(r->head, r->head_len);
+    PUT(cl, cln);
+#undef PUT
+    return (size_t)(w - w0);
+}
+
+/* Plain, nothing queued before it: the head from the stack and the body by reference in
+ * one sendmsg(), no buffer chain made or freed; what the socket does not take goes to the
+ * output for the bufferevent to write (the body's rest by reference). 0, or -1 and errno. */
+static int write_direct(struct hc_conn *k, const char *head, size_t hlen)
+{
+    const struct hc_req *r = k->req;
+    struct iovec iov[2] = {{.iov_base = (void *)head, .iov_len = hlen},
+                           {.iov_base = (void *)r->body, .iov_len = r->body_len}};
+    struct msghdr m = {.msg_iov = iov, .msg_iovlen = r->body_len ? 2 : 1};
+    ssize_t got;
+    do
+        got = sendmsg(bufferevent_getfd(k->bev), &m, MSG_NOSIGNAL);
+    while (got < 0 && errno == EINTR);
+    if (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+        return -1;
+    size_t sent = got > 0 ? (size_t)got : 0;
+    if (sent == hlen + r->body_len)
+        return 0;
+    struct evbuffer *out = bufferevent_get_output(k->bev);
+    size_t from = sent > hlen ? sent - hlen : 0;
+    if ((sent < hlen && evbuffer_add(out, head + sent, hlen - sent) < 0) ||
+        (r->body_len > from &&
+         evbuffer_add_reference(out, r->body + from, r->body_len - from, NULL, NULL) < 0)) {
+        errno = ENOMEM;
+        return -1;
+    }
+    bufferevent_enable(k->bev, EV_WRITE);
+    return 0;
+}
+
 /* Write r's bytes on k: "POST target HTTP/1.1", Host, the caller's head, Content-Length,
  * the body. Returns 0, or -1 with errno when the connection failed under the write. */
 int hc_write_request(struct hc_conn *k)
@@ -217,36 +274,26 @@ int hc_write_request(struct hc_conn *k)
     wf_sput(cl, sizeof(cl), &cln, "Content-Length: ", 16);
     wf_sput_u(cl, sizeof(cl), &cln, r->body_len);
     wf_sput(cl, sizeof(cl), &cln, "\r\n\r\n", 4);
-    static const char L1[] = "POST ", L2[] = " HTTP/1.1\r\nHost: ", L3[] = "\r\n";
-    size_t head = (sizeof(L1) - 1) + tlen + (sizeof(L2) - 1) + o->auth_len + (sizeof(L3) - 1) +
-                  r->head_len + cln;
+    size_t head = (sizeof("POST ") - 1) + tlen + (sizeof(" HTTP/1.1\r\nHost: ") - 1) + o->auth_len +
+                  (sizeof("\r\n") - 1) + r->head_len + cln;
+    struct evbuffer *out = bufferevent_get_output(k->bev);
+    if (!o->tls && head <= HC_HEAD_STACK && evbuffer_get_length(out) == 0) {
+        char hb[HC_HEAD_STACK];
+        return write_direct(k, hb, put_head(hb, o, r, target, tlen, cl, cln));
+    }
     /* TLS: the body is copied behind the head. libevent's OpenSSL bufferevent calls
      * SSL_write once per buffer chain, so a referenced body would be a second record and
      * a second write(); the encryption reads the body anyway. */
     size_t need = head + (o->tls ? r->body_len : 0);
-    struct evbuffer *out = bufferevent_get_output(k->bev);
     struct evbuffer_iovec v;
     if (evbuffer_reserve_space(out, (ev_ssize_t)need, &v, 1) < 1 || v.iov_len < need) {
         errno = ENOMEM;
         return -1;
     }
     char *w = v.iov_base;
-#define PUT(p, n)                                                                                  \
-    do {                                                                                           \
-        memcpy(w, (p), (n));                                                                       \
-        w += (n);                                                                                  \
-    } while (0)
-    PUT(L1, sizeof(L1) - 1);
-    PUT(target, tlen);
-    PUT(L2, sizeof(L2) - 1);
-    PUT(o->authority, o->auth_len);
-    PUT(L3, sizeof(L3) - 1);
-    if (r->head_len)
-        PUT(r->head, r->head_len);
-    PUT(cl, cln);
+    put_head(w, o, r, target, tlen, cl, cln);
     if (o->tls && r->body_len)
-        PUT(r->body, r->body_len);
-#undef PUT
+        memcpy(w + head, r->body, r->body_len);
     v.iov_len = need;
     evbuffer_commit_space(out, &v, 1);
     if (o->tls)

@@ -19,12 +19,15 @@
 
 #define SATURATED_LAG_US 10000
 #define SATURATED_CPU    0.9
-/* The dispatch timer wakes the loop at most once in this many ns and sends everything due
- * by then: above 1/QUANTUM per second requests leave in small batches, up to QUANTUM late,
- * instead of one wake-up (an epoll_wait, a timerfd re-arm and, on an idle machine, a
- * context switch) per request. Below that rate every request still wakes the loop at its
- * own intended time. Between two wakes, responses the loop handles send what fell due. */
+/* The dispatch timer wakes the loop at most once a quantum (--dispatch-quantum, by default
+ * this many ns) and sends everything due by then: above 1/quantum per second requests
+ * leave in small batches, up to a quantum late, instead of one wake-up (an epoll_wait, a
+ * timerfd re-arm and, on an idle machine, a context switch) per request. Below that rate
+ * every request still wakes the loop at its own intended time. Between two wakes,
+ * responses the loop handles send what fell due. */
 #define DISPATCH_QUANTUM_NS 200000
+/* Behind the signers, the loop looks again this long after (whatever the quantum). */
+#define BEHIND_RETRY_NS 200000
 /* When the next dispatch is at most DEFER_READS_NS away and the loop sent at most
  * DEFER_READS_MAX in the last whole window, an answer does not wake the loop: it is read at
  * the next dispatch (or the client's 10 ms sweep), timed by its arrival (hc_defer_reads).
@@ -328,7 +331,7 @@ static void dispatch(struct sender_loop *s)
             if (!r) {
                 s->stats->not_ready++;
                 sender_move(s, SENDER_BEHIND); /* the wake event or the timer resumes */
-                sender_dispatch_at(s, rel_now(s) + DISPATCH_QUANTUM_NS);
+                sender_dispatch_at(s, rel_now(s) + BEHIND_RETRY_NS);
                 break;
             }
         }
@@ -358,8 +361,8 @@ static void dispatch(struct sender_loop *s)
     } else if (s->state == SENDER_SENDING) {
         /* at the next intended time, but not before a quantum since this wake */
         int64_t at = s->next_t;
-        if (at < s->wake_ns + DISPATCH_QUANTUM_NS)
-            at = s->wake_ns + DISPATCH_QUANTUM_NS;
+        if (at < s->wake_ns + s->o.quantum_ns)
+            at = s->wake_ns + s->o.quantum_ns;
         sender_dispatch_at(s, at);
     }
     /* the rate of the last whole window, a window long */
@@ -372,14 +375,13 @@ static void dispatch(struct sender_loop *s)
     hc_defer_reads(s->hc, reads_can_wait(s));
 }
 
+/* Edge-triggered: each expiry reports once, and the next timerfd_settime clears its count,
+ * so the timer is never read (a system call a wake saved). */
 static void on_dispatch(evutil_socket_t fd, short kind, void *arg)
 {
+    (void)fd;
     (void)kind;
     struct sender_loop *s = arg;
-    uint64_t n;
-    if (read(fd, &n, sizeof(n)) < 0) {
-        /* EAGAIN: re-armed since it fired */
-    }
     s->dispatch_at = SENDER_NO_TIME; /* a one-shot: fired */
     if (s->state == SENDER_BEHIND)
         sender_move(s, SENDER_SENDING);
@@ -522,6 +524,8 @@ struct sender_loop *sender_loop_new(const struct sender_opts *o, const struct se
         s->o.timeout_ms = 10000;
     if (s->o.connections <= 0)
         s->o.connections = 64;
+    if (s->o.quantum_ns <= 0)
+        s->o.quantum_ns = DISPATCH_QUANTUM_NS;
     s->signer = signer;
     s->stats = stats;
     s->interrupt = sender_interrupt;
@@ -555,7 +559,8 @@ struct sender_loop *sender_loop_new(const struct sender_opts *o, const struct se
         sender_loop_free(s);
         return NULL;
     }
-    s->dispatch_ev = event_new(s->base, s->dispatch_fd, EV_READ | EV_PERSIST, on_dispatch, s);
+    s->dispatch_ev =
+        event_new(s->base, s->dispatch_fd, EV_READ | EV_PERSIST | EV_ET, on_dispatch, s);
     s->tick_ev = evtimer_new(s->base, on_tick, s);
     s->drain_ev = evtimer_new(s->base, on_drain_end, s);
     s->wake_ev =

@@ -66,6 +66,10 @@ struct sender_opts {
      * none, each opened when a request needs it). preconnect_url NULL: none */
     long preconnect;
     const char *preconnect_url;
+    /* --dispatch-quantum: the loop wakes to send at most once in this many ns, sending what
+     * is due by then (each request at most this late; 1: every request at its own time;
+     * 0: the default, 200 us) */
+    int64_t quantum_ns;
 };
 
 #define SENDER_LOOPS_MAX SIGNER_CONSUMERS_MAX

@@ -27,6 +27,11 @@
  * event loop holds it for one batch at most. */
 #define BUILD_BATCH_NS 1000000
 #define REFILL_BATCH   64
+/* Unsigned, a batch is also at least this many requests of the schedule (at most a quarter
+ * of the look-ahead): building one takes microseconds, so below 64,000/s the builder wakes
+ * for a batch this long rather than each millisecond (a context switch on the loop's core
+ * every wake). */
+#define BUILD_BATCH_MIN 64
 
 /* One consumer of the ring (an event loop): it takes the sequence numbers seq with
  * seq mod n_cons == its index, in order. Padded so that two consumers' counters never share
@@ -391,6 +396,19 @@ static int64_t horizon(const struct signer *s, int64_t now)
     return (s->o.presign && rel < 0 ? 0 : rel) + s->lookahead_ns;
 }
 
+/* How long a batch of the schedule a producer a look-ahead ahead sleeps for (under the
+ * lock): BUILD_BATCH_NS, or unsigned BUILD_BATCH_MIN requests at the rate in force. */
+static int64_t build_batch_ns(struct signer *s, int dialect)
+{
+    if (dialect != SIGNER_NONE)
+        return BUILD_BATCH_NS;
+    double rate = sched_rate_at(&s->sched, (double)s->next_t / 1e9);
+    double ns = rate > 0 ? BUILD_BATCH_MIN / rate * 1e9 : 0;
+    if (ns > (double)s->lookahead_ns / 4)
+        ns = (double)s->lookahead_ns / 4;
+    return ns > BUILD_BATCH_NS ? (int64_t)ns : BUILD_BATCH_NS;
+}
+
 static void *signer_main(void *arg)
 {
     struct signer *s = arg;
@@ -426,7 +444,7 @@ static void *signer_main(void *arg)
                                              : s->next_seq + batch);
         } else if (s->next_t > horizon(s, now)) {
             /* a look-ahead ahead: sleep a batch more */
-            wait_until = s->mono0_ns + s->next_t - s->lookahead_ns + BUILD_BATCH_NS;
+            wait_until = s->mono0_ns + s->next_t - s->lookahead_ns + build_batch_ns(s, d0);
             atomic_store(&s->refill_seq, UINT64_MAX);
         }
         if (wait_until) {
