@@ -529,6 +529,9 @@ static int run_send(struct run *r, struct flood_err *err)
         !(r->tq = tq_sampler_start("run", (const char *const *)r->ro.target_queue,
                                    r->ro.n_target_queue, r->start_mono, r->ro.quiet, err)))
         return -1;
+    dash_set_tqueue(r->dash, r->tq); /* the page's chart and /metrics read it too */
+    if (r->mpub)
+        metrics_pub_set_tqueue(r->mpub, r->tq);
     struct flood_err run_err = {0};
     r->run_rc = sender_run(r->sender, r->start_mono, &r->res, &run_err);
     /* a late signal during the teardown below is ignored rather than fatal */
@@ -683,7 +686,8 @@ static int run_results(struct run *r)
 
 static void run_free(struct run *r)
 {
-    metrics_stop(r->mtr); /* before what its scrapes read: inbound, probes */
+    metrics_stop(r->mtr);           /* before what its scrapes read: inbound, probes */
+    dash_set_tqueue(r->dash, NULL); /* its page reads the sampler no more */
     tq_sampler_free(r->tq);
     metrics_pub_free(r->mpub);
     dash_stop(r->dash); /* before the inbound side its fault switches reach */
