@@ -176,9 +176,14 @@ static int serve_tqueue(struct tq_sampler **tq, struct dash *dash, struct metric
     return 0;
 }
 
-/* After the dashboard and the metrics stopped: the sampler and the specs. */
-static void serve_tqueue_free(struct tq_sampler *tq)
+/* After the dashboard and the metrics stopped: the sampler (its line on stderr first when
+ * report is set) and the specs. */
+static void serve_tqueue_free(struct tq_sampler *tq, int report)
 {
+    if (tq && report) {
+        fputs("serve: ", stderr);
+        results_tqueue_line(stderr, tq, 0);
+    }
     tq_sampler_free(tq);
     opt_strs_free(serve_a.target_queue, serve_a.n_target_queue);
 }
@@ -314,7 +319,7 @@ int cmd_serve(int argc, char **argv)
     dash_crowd_free(dc);
     metrics_stop(mtr);
     metrics_pub_free(mpub);
-    serve_tqueue_free(tq);
+    serve_tqueue_free(tq, !serve_a.quiet);
     proxy_stop(px);
     server_stop(srv);
     inbound_free(in, 2000);
@@ -350,7 +355,7 @@ fail:
     dash_crowd_free(dc);
     metrics_stop(mtr);
     metrics_pub_free(mpub);
-    serve_tqueue_free(tq);
+    serve_tqueue_free(tq, 0);
     proxy_stop(px);
     egress_free(eg);
     server_stop(srv);
