@@ -408,13 +408,15 @@ static const char cap_usage[] =
     "The highest rate the target sustains. Each step is a whole `flood run` at one rate\n"
     "(given every option here that is not capacity's own, so the target options are flood\n"
     "run's), judged on its last part; the rate steps up by --factor until a step breaks a\n"
-    "limit, then is bisected between the last good and the first bad rate, each step close\n"
-    "to a limit run again (majority of up to three). Between steps the target's queue is\n"
-    "watched until it drains (--target-queue, a flood run option every step reads into its\n"
-    "run.json, or --stats-url, --probe-cmd); without them each step's run waits for the\n"
-    "Accepts of its Follows (up to --cooldown). With --target-queue the queue criterion is\n"
-    "the growth of the inbound queues in each step's own readings, the one that grew most\n"
-    "named in the verdict, which also reads in active users (--users-model).\n";
+    "limit, then is refined between the last good and the first bad rate (just under what\n"
+    "the first bad step's queue says the target processed while behind, else halfway),\n"
+    "each step close to a limit run again (majority of up to three). Between steps the\n"
+    "target's queue is watched until it drains (--target-queue, a flood run option every\n"
+    "step reads into its run.json, or --stats-url, --probe-cmd); without them each step's\n"
+    "run waits for the Accepts of its Follows (up to --cooldown). With --target-queue the\n"
+    "queue criterion is the growth of the inbound queues in each step's own readings, the\n"
+    "one that grew most named in the verdict, which also reads in active users\n"
+    "(--users-model).\n";
 
 static const char cap_tail[] =
     "flood run's options (Target: and after) go to every step's run. The crowd's follow\n"
