@@ -70,7 +70,7 @@ static const char script[] =
     "function reset(){D.win=[];D.hist=[];D.bw=10;D.last=-1;D.marks=[];D.rows=0;D.gaps=0;D.end"
     "ed=false;D.keys={deliveries:[],fetches:[]};D.tq=[];mode(D.crowd);$('end').style.display='none'"
     ";$"
-    "('faults-on').textContent=''}\n"
+    "('faults-on').textContent='';$('tq-now').textContent=''}\n"
     "function bucketTQ(rows){const o={},c={};let any=false;for(const r of rows){const q=r.targ"
     "et_queue;if(q===undefined)continue;any=true;if(!q)continue;for(const[s,g]of Object.entri"
     "es(q)){if(!(s in o))o[s]=null;if(!g)continue;o[s]=o[s]||{};c[s]=c[s]||{};for(const[j,v]o"
