@@ -539,12 +539,16 @@ static double round3(double r)
  * the growth are what the target processed while behind, its capacity: the next rate is
  * just under it (by half the precision), so the step passes and closes the search, or fails
  * with a closer measure; without one, halfway. Fine enough: the good rate within the
- * precision of the bad one, or of the capacity measured. */
+ * precision of the bad one, or of the capacity measured. A measure well under a rate that
+ * passed is a target that did worse for being flooded (its event loop drowned in requests,
+ * its processing starved): not its capacity, so the search bisects. */
 static int refine_next(const struct cap_opts *o, const struct cap_step *best,
                        const struct cap_step *fail, double *rate)
 {
     double lo = best ? best->rate : 0, hi = fail->rate, p = o->precision,
            cap = fail->processed_rate;
+    if (isfinite(cap) && cap <= lo * (1 - p))
+        cap = NAN;
     if (hi - lo <= p * hi || (best && isfinite(cap) && cap <= lo * (1 + p)))
         return -1;
     double r = isfinite(cap) ? round3(cap * (1 - p / 2)) : 0;

@@ -195,11 +195,13 @@ int cap_judge(const json_t *run, const struct cap_limits *lim, const struct cap_
         out->value[CAP_QUEUE] = d0 >= 0 && d1 >= 0 ? (d1 - d0) / tail_s : NAN;
     }
 
-    /* a queue that grew: what the target took in (the 2xx answers) less the growth is
-     * what it processed, its capacity while it was behind */
-    double ok = completed - bad;
-    out->processed_rate =
-        out->value[CAP_QUEUE] > 0 && ok > 0 ? fmax(0, ok / tail_s - out->value[CAP_QUEUE]) : NAN;
+    /* a queue that grew: what the target took in (the tail's sent rate, by the share of
+     * its answers that were 2xx: a second's last answers come in the next one) less the
+     * growth is what it processed, its capacity while it was behind */
+    double ok = completed > 0 ? (completed - bad) / completed : 0;
+    out->processed_rate = out->value[CAP_QUEUE] > 0 && ok > 0
+                              ? fmax(0, out->sent_rate * ok - out->value[CAP_QUEUE])
+                              : NAN;
 
     out->judged[CAP_LATENCY] = lim->latency_ms > 0;
     out->judged[CAP_ERRORS] = lim->errors > 0;

@@ -69,8 +69,8 @@ struct cap_step {
      * says nothing of the target, and does not pass. */
     int flood_limited;
     double gen_lag_ms, gen_loop_share, offered_rate;
-    /* the queue grew: the 2xx answers a second of the tail less its growth, what the target
-     * processed while behind (its capacity then); NAN when the queue did not grow */
+    /* the queue grew: the tail's sent rate (by its share of 2xx answers) less the growth,
+     * what the target processed while behind (its capacity then); NAN when it did not grow */
     double processed_rate;
 };
 

@@ -46,6 +46,14 @@ static void test_judge(void)
           "the queue broke, named '%s'", s.queue);
     CHECK(fabs(s.processed_rate - 20) < 1.5, "what it processed while behind: %.2f/s (20)",
           s.processed_rate);
+    /* the tail's last answers come in the next second: the sent rate, not the answers in
+     * the tail's seconds, is what came in */
+    json_t *last = json_array_get(json_object_get(run, "series"), 9);
+    json_object_set_new(last, "completed", json_real(12));
+    json_object_set_new(json_object_get(last, "outcomes"), "202", json_real(12));
+    s = (struct cap_step){.rate = 30};
+    CHECK(cap_judge(run, &lim, NULL, 0, &s, &err) == 0 && fabs(s.processed_rate - 20) < 1.5,
+          "  the same with the last second's answers late: %.2f/s", s.processed_rate);
     json_decref(run);
 
     /* below capacity: the queue stays empty, nothing is measured of the capacity */
