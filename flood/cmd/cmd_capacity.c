@@ -2,7 +2,7 @@
  * is a whole `flood run` at one rate (a child process of this binary, with every option the
  * user gave for the target), judged on its tail (report/capacity.c); the rate steps up by a
  * factor until a step breaks a limit, then is refined between the last good and the first
- * bad rate (next to the capacity the first bad step's queue measured, else halfway) until
+ * bad rate (next to the capacity the failing steps' queues measured, else halfway) until
  * the two are within --precision, running a step again where its verdict is close. Between steps
  * the target's queue is watched until it drains (--target-queue, --stats-url or --probe-cmd);
  * without one, each step's run already waits for the Accepts of its Follows, which is the target's
@@ -343,13 +343,13 @@ const struct opt capacity_opt_rows[] = {
     {"factor", OPT_REAL, "F", CO_(factor), .lo = 1.01, .hi = 1000, .def = "2",
      .help = "each step up multiplies the rate by F"},
     {"refine", OPT_UINT, "N", CO_(refine), .lo = 0, .hi = 20, .def = "4",
-     .help = "at most N more steps between the last good and the first bad rate: just under "
-             "the rate the first bad step's queue says the target processed while behind "
-             "(a queue source), else halfway"},
+     .help = "at most N more steps between the last good and the first bad rate: the "
+             "precision under the most the failing steps' queues say the target processed "
+             "while behind (a queue source), else halfway"},
     {"precision", OPT_SHARE, "P%", CO_(precision), .lo = 0.001, .hi = 0.5,
      .share_bare = GRAM_SHARE_FRACTION, .def = "2%",
      .help = "the refinement ends once the last good rate is within P% of the first bad one, "
-             "or of what the first bad step's queue says the target processed"},
+             "or of what the failing steps' queues say the target processed"},
     {"hold", OPT_DURATION, "D", CO_(hold_s), CAP_DUR(2), .def = "20s",
      .help = "each step's length: long enough for a queue to show"},
     {"tail", OPT_SHARE, "P%", CO_(lim.tail), .lo = 0.01, .hi = 1, .share_bare = GRAM_SHARE_FRACTION,
@@ -409,7 +409,7 @@ static const char cap_usage[] =
     "(given every option here that is not capacity's own, so the target options are flood\n"
     "run's), judged on its last part; the rate steps up by --factor until a step breaks a\n"
     "limit, then is refined between the last good and the first bad rate (just under what\n"
-    "the first bad step's queue says the target processed while behind, else halfway),\n"
+    "the failing steps' queues say the target processed while behind, else halfway),\n"
     "each step close to a limit run again (majority of up to three). Between steps the\n"
     "target's queue is watched until it drains (--target-queue, a flood run option every\n"
     "step reads into its run.json, or --stats-url, --probe-cmd); without them each step's\n"
@@ -535,23 +535,29 @@ static double round3(double r)
 }
 
 /* The next rate between the last good step and the first bad one: 0 and *rate, or -1 when
- * the search is fine enough. When the bad step's queue grew, its 2xx answers a second less
- * the growth are what the target processed while behind, its capacity: the next rate is
- * just under it (by half the precision), so the step passes and closes the search, or fails
- * with a closer measure; without one, halfway. Fine enough: the good rate within the
- * precision of the bad one, or of the capacity measured. A measure well under a rate that
- * passed is a target that did worse for being flooded (its event loop drowned in requests,
- * its processing starved): not its capacity, so the search bisects. */
-static int refine_next(const struct cap_opts *o, const struct cap_step *best,
-                       const struct cap_step *fail, double *rate)
+ * the search is fine enough. A failing step whose queue grew measured what the target
+ * processed while behind (its 2xx rate less the growth): its capacity. The highest such
+ * measure is taken (a step just over the capacity measures low: a moment's stall there
+ * leaves jobs that drain slowly), except one well under a rate that passed, which is a
+ * target doing worse for being flooded (its intake starving its processing), not its
+ * capacity. The next rate is the precision under that capacity, so the step passes and
+ * ends the search, or under the first bad rate when the capacity measured is above it (a
+ * stall broke that step); without a measure, halfway. Fine enough: the good rate within
+ * the precision of the bad one, or of the capacity measured (give or take the rounding). */
+static int refine_next(const struct cap_opts *o, const struct cap_step *steps, size_t n,
+                       const struct cap_step *best, const struct cap_step *fail, double *rate)
 {
-    double lo = best ? best->rate : 0, hi = fail->rate, p = o->precision,
-           cap = fail->processed_rate;
-    if (isfinite(cap) && cap <= lo * (1 - p))
-        cap = NAN;
-    if (hi - lo <= p * hi || (best && isfinite(cap) && cap <= lo * (1 + p)))
+    double lo = best ? best->rate : 0, hi = fail->rate, p = o->precision, cap = NAN;
+    for (size_t i = 0; i < n; i++)
+        if (!steps[i].pass && isfinite(steps[i].processed_rate) &&
+            steps[i].processed_rate > lo * (1 - p) && !(steps[i].processed_rate <= cap))
+            cap = steps[i].processed_rate;
+    /* (give or take half a percent: rates are rounded to three digits) */
+    if (hi - lo <= (p + 0.005) * hi || (best && isfinite(cap) && lo >= cap * (1 - p - 0.005)))
         return -1;
-    double r = isfinite(cap) ? round3(cap * (1 - p / 2)) : 0;
+    double r = isfinite(cap) ? round3(cap * (1 - p)) : 0;
+    if (isfinite(cap) && r >= hi)
+        r = round3(hi * (1 - p));
     if (!(r > lo && r < hi))
         r = round3((lo + hi) / 2);
     if (r <= lo || r >= hi)
@@ -635,7 +641,7 @@ int cmd_capacity(int argc, char **argv)
                     n < CAP_STEPS_MAX;
          i++) {
         double mid;
-        if (refine_next(&o, best, fail, &mid))
+        if (refine_next(&o, steps, n, best, fail, &mid))
             break;
         if (step(&o, mid, &steps[n], (int)n + 1, 0)) {
             failed_to_run = 1;
