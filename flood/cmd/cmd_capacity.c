@@ -1,10 +1,12 @@
 /* flood/cmd/cmd_capacity.c: `flood capacity`: the highest rate a target sustains. Each step
  * is a whole `flood run` at one rate (a child process of this binary, with every option the
  * user gave for the target), judged on its tail (report/capacity.c); the rate steps up by a
- * factor until a step breaks a limit, then bisects between the last good and the first bad
- * rate, running a step again where its verdict is close. Between steps the target's queue
- * is watched until it drains (--target-queue, --stats-url or --probe-cmd); without one, each step's
- * run already waits for the Accepts of its Follows, which is the target's queue draining. */
+ * factor until a step breaks a limit, then is refined between the last good and the first
+ * bad rate (next to the capacity the failing steps' queues measured, else halfway) until
+ * the two are within --precision, running a step again where its verdict is close. Between steps
+ * the target's queue is watched until it drains (--target-queue, --stats-url or --probe-cmd);
+ * without one, each step's run already waits for the Accepts of its Follows, which is the target's
+ * queue draining. */
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
@@ -40,7 +42,8 @@ struct cap_opts {
     double start, max_rate, factor, hold_s, cooldown_s, margin, warmup_s;
     double max_p99_s, max_f2a_s; /* --max-p99, --max-f2a (into lim in ms) */
     int refine;
-    int confirm; /* a step that breaks a limit runs again (majority of up to three) */
+    double precision; /* --precision: the refinement's end, a share */
+    int confirm;      /* a step that breaks a limit runs again (majority of up to three) */
     struct cap_limits lim;
     const char *stats_url, *queue_path, *probe_cmd, *out;
     double drain_below;
@@ -282,6 +285,8 @@ static void print_step(const struct cap_step *s, int index)
             else
                 printf("  %s %.1f", cap_criterion_name(c), s->value[c]);
         }
+    if (!s->pass && isfinite(s->processed_rate)) /* what the target got through, behind */
+        printf("  processed %.1f/s", s->processed_rate);
     printf("  %s", s->pass ? "sustained" : "broke: ");
     if (s->flood_limited)
         printf("flood's generator (saturated: lag p99 %.0f ms, event loop %.0f%% of a core)",
@@ -338,8 +343,13 @@ const struct opt capacity_opt_rows[] = {
     {"factor", OPT_REAL, "F", CO_(factor), .lo = 1.01, .hi = 1000, .def = "2",
      .help = "each step up multiplies the rate by F"},
     {"refine", OPT_UINT, "N", CO_(refine), .lo = 0, .hi = 20, .def = "4",
-     .help = "bisections between the last good and the first bad rate (4: within 1/16 of the "
-             "first good-to-bad gap)"},
+     .help = "at most N more steps between the last good and the first bad rate: the "
+             "precision under the most the failing steps' queues say the target processed "
+             "while behind (a queue source), else halfway"},
+    {"precision", OPT_SHARE, "P%", CO_(precision), .lo = 0.001, .hi = 0.5,
+     .share_bare = GRAM_SHARE_FRACTION, .def = "2%",
+     .help = "the refinement ends once the last good rate is within P% of the first bad one, "
+             "or of what the failing steps' queues say the target processed"},
     {"hold", OPT_DURATION, "D", CO_(hold_s), CAP_DUR(2), .def = "20s",
      .help = "each step's length: long enough for a queue to show"},
     {"tail", OPT_SHARE, "P%", CO_(lim.tail), .lo = 0.01, .hi = 1, .share_bare = GRAM_SHARE_FRACTION,
@@ -398,13 +408,15 @@ static const char cap_usage[] =
     "The highest rate the target sustains. Each step is a whole `flood run` at one rate\n"
     "(given every option here that is not capacity's own, so the target options are flood\n"
     "run's), judged on its last part; the rate steps up by --factor until a step breaks a\n"
-    "limit, then is bisected between the last good and the first bad rate, each step close\n"
-    "to a limit run again (majority of up to three). Between steps the target's queue is\n"
-    "watched until it drains (--target-queue, a flood run option every step reads into its\n"
-    "run.json, or --stats-url, --probe-cmd); without them each step's run waits for the\n"
-    "Accepts of its Follows (up to --cooldown). With --target-queue the queue criterion is\n"
-    "the growth of the inbound queues in each step's own readings, the one that grew most\n"
-    "named in the verdict, which also reads in active users (--users-model).\n";
+    "limit, then is refined between the last good and the first bad rate (just under what\n"
+    "the failing steps' queues say the target processed while behind, else halfway),\n"
+    "each step close to a limit run again (majority of up to three). Between steps the\n"
+    "target's queue is watched until it drains (--target-queue, a flood run option every\n"
+    "step reads into its run.json, or --stats-url, --probe-cmd); without them each step's\n"
+    "run waits for the Accepts of its Follows (up to --cooldown). With --target-queue the\n"
+    "queue criterion is the growth of the inbound queues in each step's own readings, the\n"
+    "one that grew most named in the verdict, which also reads in active users\n"
+    "(--users-model).\n";
 
 static const char cap_tail[] =
     "flood run's options (Target: and after) go to every step's run. The crowd's follow\n"
@@ -522,6 +534,38 @@ static double round3(double r)
     return round(r / m) * m;
 }
 
+/* The next rate between the last good step and the first bad one: 0 and *rate, or -1 when
+ * the search is fine enough. A failing step whose queue grew measured what the target
+ * processed while behind (its 2xx rate less the growth): its capacity. The highest such
+ * measure is taken (a step just over the capacity measures low: a moment's stall there
+ * leaves jobs that drain slowly), except one well under a rate that passed, which is a
+ * target doing worse for being flooded (its intake starving its processing), not its
+ * capacity. The next rate is the precision under that capacity, so the step passes and
+ * ends the search, or under the first bad rate when the capacity measured is above it (a
+ * stall broke that step); without a measure, halfway. Fine enough: the good rate within
+ * the precision of the bad one, or of the capacity measured (give or take the rounding). */
+static int refine_next(const struct cap_opts *o, const struct cap_step *steps, size_t n,
+                       const struct cap_step *best, const struct cap_step *fail, double *rate)
+{
+    double lo = best ? best->rate : 0, hi = fail->rate, p = o->precision, cap = NAN;
+    for (size_t i = 0; i < n; i++)
+        if (!steps[i].pass && isfinite(steps[i].processed_rate) &&
+            steps[i].processed_rate > lo * (1 - p) && !(steps[i].processed_rate <= cap))
+            cap = steps[i].processed_rate;
+    /* (give or take half a percent: rates are rounded to three digits) */
+    if (hi - lo <= (p + 0.005) * hi || (best && isfinite(cap) && lo >= cap * (1 - p - 0.005)))
+        return -1;
+    double r = isfinite(cap) ? round3(cap * (1 - p)) : 0;
+    if (isfinite(cap) && r >= hi)
+        r = round3(hi * (1 - p));
+    if (!(r > lo && r < hi))
+        r = round3((lo + hi) / 2);
+    if (r <= lo || r >= hi)
+        return -1;
+    *rate = r;
+    return 0;
+}
+
 int cmd_capacity(int argc, char **argv)
 {
     struct cap_opts o = {.drain_below = -1}; /* the rest from the rows' defaults */
@@ -591,13 +635,13 @@ int cmd_capacity(int argc, char **argv)
         if (r >= o.max_rate)
             break;
     }
-    /* then bisect between the last good and the first bad */
+    /* then refine between the last good and the first bad */
     /* (not below a failure of flood's own: the target's limit is not between the two) */
     for (int i = 0; i < o.refine && fail && !fail->flood_limited && !failed_to_run && !cap_stop &&
                     n < CAP_STEPS_MAX;
          i++) {
-        double lo = best ? best->rate : 0, hi = fail->rate, mid = round3((lo + hi) / 2);
-        if (mid <= lo || mid >= hi || (hi - lo) < 0.02 * hi)
+        double mid;
+        if (refine_next(&o, steps, n, best, fail, &mid))
             break;
         if (step(&o, mid, &steps[n], (int)n + 1, 0)) {
             failed_to_run = 1;

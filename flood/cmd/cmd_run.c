@@ -577,6 +577,9 @@ static int run_send(struct run *r, struct flood_err *err)
         signer_stop(r->signer);
         return -1;
     }
+    dash_set_tqueue(r->dash, r->tq); /* the page's chart and /metrics read it too */
+    if (r->mpub)
+        metrics_pub_set_tqueue(r->mpub, r->tq);
     struct flood_err run_err = {0};
     if (pre == 0)
         r->run_rc = sender_run(r->sender, r->start_mono, &r->res, &run_err);
@@ -739,7 +742,8 @@ static int run_results(struct run *r)
 
 static void run_free(struct run *r)
 {
-    metrics_stop(r->mtr); /* before what its scrapes read: inbound, probes */
+    metrics_stop(r->mtr);           /* before what its scrapes read: inbound, probes */
+    dash_set_tqueue(r->dash, NULL); /* its page reads the sampler no more */
     tq_sampler_free(r->tq);
     metrics_pub_free(r->mpub);
     dash_stop(r->dash); /* before the inbound side its fault switches reach */

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include "flood/crowd/proxy.h"
 #include "flood/measure/egress.h"
 #include "flood/measure/fetches.h"
+#include "flood/measure/tqueue.h"
 #include "flood/report/metrics.h"
 #include "flood/report/results_fetches.h"
 #include "flood/crowd/server.h"
@@ -27,6 +29,8 @@ struct serve_args {
     long exit_after; /* seconds, 0: until a signal */
     int quiet;
     const char *metrics, *dashboard, *dashboard_token;
+    char **target_queue; /* --target-queue specs, as given */
+    size_t n_target_queue;
 };
 
 static struct serve_args serve_a;
@@ -45,6 +49,16 @@ static int set_dashboard(void *base, const struct opt *row, const char *arg, str
     return dash_check_addr(arg, e);
 }
 
+/* --target-queue: a source spec that parses (nothing is connected until serving). */
+static int set_target_queue(void *base, const struct opt *row, const char *arg, struct flood_err *e)
+{
+    (void)base;
+    (void)row;
+    struct tq_source *src = tq_source_new(arg, e);
+    tq_source_free(src);
+    return src ? 0 : -1;
+}
+
 #define SA(m) OPT_AT(struct serve_args, m)
 
 const struct opt serve_opt_rows[] = {
@@ -60,6 +74,11 @@ const struct opt serve_opt_rows[] = {
     {"dashboard-token", OPT_STRING, "T", SA(dashboard_token),
      .help = "require T (Authorization: Bearer T or ?token=T) and serve non-loopback clients "
              "too"},
+    {"target-queue", OPT_STRINGS, "SRC", SA(target_queue),
+     .n_off = offsetof(struct serve_args, n_target_queue), .set = set_target_queue,
+     .help = "read the target's own queue each second while serving (repeatable; the forms of "
+             "flood run's --target-queue): charted on the --dashboard, in --metrics as "
+             "flood_target_queue_jobs"},
     {0},
 };
 
@@ -140,12 +159,40 @@ static struct dash *serve_dash_start(const struct crowd_opts *co, struct inbound
     return d;
 }
 
+/* --target-queue: the sampler from t0, read by the dashboard and the metrics (either may
+ * be NULL). 0 (*tq NULL without sources), or -1 and err. */
+static int serve_tqueue(struct tq_sampler **tq, struct dash *dash, struct metrics_pub *mpub,
+                        int64_t t0, struct flood_err *err)
+{
+    if (!serve_a.n_target_queue)
+        return 0;
+    *tq = tq_sampler_start("serve", (const char *const *)serve_a.target_queue,
+                           serve_a.n_target_queue, t0, serve_a.quiet, err);
+    if (!*tq)
+        return -1;
+    dash_set_tqueue(dash, *tq);
+    if (mpub)
+        metrics_pub_set_tqueue(mpub, *tq);
+    return 0;
+}
+
+/* After the dashboard and the metrics stopped: the sampler (its line on stderr first when
+ * report is set) and the specs. */
+static void serve_tqueue_free(struct tq_sampler *tq, int report)
+{
+    if (tq && report) {
+        fputs("serve: ", stderr);
+        results_tqueue_line(stderr, tq, 0);
+    }
+    tq_sampler_free(tq);
+    opt_strs_free(serve_a.target_queue, serve_a.n_target_queue);
+}
+
 /* Until SIGINT/SIGTERM (or --exit-after): with a dashboard, a row of the crowd's second at
  * the end of each second from now. */
-static void serve_wait(const sigset_t *set, struct dash *dash, struct dash_crowd *dc)
+static void serve_wait(const sigset_t *set, struct dash *dash, struct dash_crowd *dc, int64_t t0)
 {
-    int64_t t0 = clock_mono_ns(),
-            end = serve_a.exit_after > 0 ? t0 + serve_a.exit_after * 1000000000LL : 0;
+    int64_t end = serve_a.exit_after > 0 ? t0 + serve_a.exit_after * 1000000000LL : 0;
     size_t t = 0;
     if (dash)
         dash_set_start(dash, t0);
@@ -213,6 +260,7 @@ int cmd_serve(int argc, char **argv)
     struct serve_ctx sctx = {.fetches = fetches_new()};
     struct proxy *px = NULL;
     struct egress *eg = NULL;
+    struct tq_sampler *tq = NULL;
     if (!crowd)
         goto fail;
     in = inbound_new(crowd, io, NULL, &err);
@@ -245,6 +293,9 @@ int cmd_serve(int argc, char **argv)
     }
     if (serve_a.dashboard && !(dash = serve_dash_start(&co, in, sctx.fetches, srv, &dc, &err)))
         goto fail;
+    int64_t t0 = clock_mono_ns(); /* the dashboard's second 0, and the target queue's */
+    if (serve_tqueue(&tq, dash, mpub, t0, &err))
+        goto fail;
     printf("listening on %s://%s\n", co.tls ? "https" : "http", server_address(srv));
     if (px)
         printf("proxy listening on http://%s\n", proxy_address(px));
@@ -257,7 +308,7 @@ int cmd_serve(int argc, char **argv)
         printf("dns on %s\n", dns_address(server_dns(srv)));
     fflush(stdout);
 
-    serve_wait(&set, dash, dc);
+    serve_wait(&set, dash, dc, t0);
     struct server_stats st;
     server_get_stats(srv, &st);
     struct dns_stats ds;
@@ -268,6 +319,7 @@ int cmd_serve(int argc, char **argv)
     dash_crowd_free(dc);
     metrics_stop(mtr);
     metrics_pub_free(mpub);
+    serve_tqueue_free(tq, !serve_a.quiet);
     proxy_stop(px);
     server_stop(srv);
     inbound_free(in, 2000);
@@ -303,6 +355,7 @@ fail:
     dash_crowd_free(dc);
     metrics_stop(mtr);
     metrics_pub_free(mpub);
+    serve_tqueue_free(tq, 0);
     proxy_stop(px);
     egress_free(eg);
     server_stop(srv);

@@ -321,6 +321,33 @@ void dash_set_start(struct dash *d, int64_t mono0_ns)
     pthread_mutex_unlock(&d->lock);
 }
 
+void dash_set_tqueue(struct dash *d, struct tq_sampler *sm)
+{
+    if (!d)
+        return;
+    pthread_mutex_lock(&d->lock);
+    d->tqueue = sm;
+    pthread_mutex_unlock(&d->lock);
+}
+
+static struct tq_sampler *tqueue_of(struct dash *d)
+{
+    pthread_mutex_lock(&d->lock);
+    struct tq_sampler *sm = d->tqueue;
+    pthread_mutex_unlock(&d->lock);
+    return sm;
+}
+
+/* Second t's readings of the target's queue into row (null when none was taken: a gap on
+ * the page, never a zero). */
+static void add_tqueue(json_t *row, struct tq_sampler *sm, int64_t t)
+{
+    if (!sm || !row)
+        return;
+    json_t *q = tq_sampler_second(sm, t);
+    json_object_set_new(row, "target_queue", q ? q : json_null());
+}
+
 /* Caller holds d->lock. */
 static void add_row(struct dash *d, char *text)
 {
@@ -339,10 +366,12 @@ void dash_push(struct dash *d, const struct stats *st)
     if (n <= d->pushed) /* d->pushed: written by this thread only */
         return;
     size_t from = d->pushed;
+    struct tq_sampler *sm = tqueue_of(d);
     char **texts = flood_xcalloc(n - from, sizeof(char *));
     for (size_t i = from; i < n; i++) {
         json_t *row = results_series_row(&st->series[i], i, st->probes != NULL,
                                          st->inbound_count != NULL, st->fetch_count != NULL);
+        add_tqueue(row, sm, (int64_t)i);
         texts[i - from] = json_dumps(row, JSON_COMPACT);
         json_decref(row);
     }
@@ -357,6 +386,9 @@ void dash_push(struct dash *d, const struct stats *st)
 
 void dash_push_json(struct dash *d, json_t *row)
 {
+    const json_t *t = json_object_get(row, "t");
+    if (json_is_integer(t))
+        add_tqueue(row, tqueue_of(d), (int64_t)json_integer_value(t));
     char *text = json_dumps(row, JSON_COMPACT);
     json_decref(row);
     pthread_mutex_lock(&d->lock);

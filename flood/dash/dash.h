@@ -22,7 +22,8 @@
  *
  * The room flood/dash/: the dashboard's server (dash.c), its API (dash_api.c), its page
  * (dash_page.c) and a crowd's rows (dash_crowd.c). It calls report/ (the series rows, the
- * colours), inbound/ (faults, deliveries), send/ (steering), measure/ (fetches), crowd/
+ * colours), inbound/ (faults, deliveries), send/ (steering), measure/ (fetches, the
+ * target's queue), crowd/
  * (the server's counts), core/ and sign/; only the commands call it. */
 #ifndef FLOOD_DASH_H
 #define FLOOD_DASH_H
@@ -33,6 +34,7 @@
 #include "flood/inbound/inbound.h"
 #include "flood/measure/fetches.h"
 #include "flood/measure/stats.h"
+#include "flood/measure/tqueue.h"
 #include "flood/send/steer.h"
 #include "sign/err.h"
 
@@ -57,10 +59,17 @@ int dash_check_addr(const char *addr, struct flood_err *err) FLOOD_WUR;
 const char *dash_address(const struct dash *d);
 /* The run's time 0 (CLOCK_MONOTONIC ns): fault switches are recorded against it. */
 void dash_set_start(struct dash *d, int64_t mono0_ns);
+/* The target's own queue (--target-queue), read once a second from the same time 0 as the
+ * rows (borrowed, may be NULL; it must outlive the dashboard or be unset first): each row
+ * pushed from now on carries that second's readings as "target_queue" ({SOURCE: {GAUGE:
+ * depth} or null when the reading failed}, null when none was taken), as run.json's series
+ * does, and /api/state the sources' record (tq_sampler_json). */
+void dash_set_tqueue(struct dash *d, struct tq_sampler *sm);
 /* The owner of st (its one writer): copy the seconds st closed since the last call. */
 void dash_push(struct dash *d, const struct stats *st);
 /* Rows of a crowd without a sender (flood serve): one second's figures as a JSON object
- * (a new reference; stolen). */
+ * (a new reference; stolen), with the target's queue of its second "t" added when a
+ * sampler is set. */
 void dash_push_json(struct dash *d, json_t *row);
 /* A crowd's rows (flood serve --dashboard): its running totals (all borrowed, any may be
  * NULL), differenced once a second by dash_crowd_row into {"kind": "crowd", "t",

@@ -30,7 +30,10 @@ static enum MHD_Result state(struct dash *d, struct MHD_Connection *c)
     json_t *o = json_pack("{s:b, s:b, s:b, s:f, s:f, s:I, s:s?}", "sending", st.sending, "paused",
                           st.paused, "finished", d->finished, "rate", st.rate, "t_s", st.t_s,
                           "seconds", (json_int_t)d->n_rows, "report", d->report_path);
+    struct tq_sampler *tq = d->tqueue;
     pthread_mutex_unlock(&d->lock);
+    if (tq) /* each source's gauges with their roles, and its failures */
+        json_object_set_new(o, "target_queue", tq_sampler_json(tq));
     json_object_set_new(o, "steerable", json_boolean(d->steer != NULL));
     json_object_set_new(o, "crowd", json_boolean(d->crowd));
     json_object_set_new(o, "instance", json_string(d->instance));

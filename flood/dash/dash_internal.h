@@ -28,6 +28,7 @@ struct dash {
     size_t pushed;         /* seconds of the stats already copied */
     int finished, stopping;
     char *report_path;
+    struct tq_sampler *tqueue; /* --target-queue's readings, or NULL */
 };
 
 /* An answer: body (taken, freed by MHD), its content type. */

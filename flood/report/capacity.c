@@ -72,9 +72,42 @@ static double gauge_at(const json_t *series, const char *source, const char *gau
     return best;
 }
 
+/* A gauge's growth a second over [t0, t1]: the least-squares slope of its readings there
+ * (each reading is one instant of a depth that moves by whole jobs, so a slope over every
+ * second of the tail wavers far less than the difference of its two ends), or from its
+ * readings nearest the two ends when there are fewer than 3. NAN when it has none. */
+static double gauge_growth(const json_t *series, const char *source, const char *gauge, double t0,
+                           double t1)
+{
+    double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+    size_t i;
+    const json_t *row;
+    json_array_foreach(series, i, row)
+    {
+        const json_t *v =
+            json_object_get(json_object_get(json_object_get(row, "target_queue"), source), gauge);
+        double t = num(row, "t");
+        if (!json_is_number(v) || t < t0 || t > t1)
+            continue;
+        double y = json_number_value(v);
+        n++;
+        sx += t;
+        sy += y;
+        sxx += t * t;
+        sxy += t * y;
+    }
+    double den = n * sxx - sx * sx;
+    if (n >= 3 && den > 0)
+        return (n * sxy - sx * sy) / den;
+    double d0 = gauge_at(series, source, gauge, t0), d1 = gauge_at(series, source, gauge, t1);
+    if (d0 < 0 || d1 < 0)
+        return NAN;
+    return (d1 - d0) / (t1 - t0 > 0 ? t1 - t0 : 1);
+}
+
 /* The growth of the inbound queues over [t0, t1] from the run's own --target-queue
  * readings: the sum of every inbound gauge's growth a second, and the one that grew most
- * into name. NAN when the run read no inbound gauge at both ends. */
+ * into name. NAN when the run read no inbound gauge there. */
 static double run_queue_growth(const json_t *run, double t0, double t1, char *name, size_t size)
 {
     const json_t *sources = json_object_get(run, "target_queue"),
@@ -93,10 +126,9 @@ static double run_queue_growth(const json_t *run, double t0, double t1, char *na
             const char *role = json_string_value(json_object_get(info, "role"));
             if (!label || !role || strcmp(role, "inbound"))
                 continue;
-            double d0 = gauge_at(series, label, gauge, t0), d1 = gauge_at(series, label, gauge, t1);
-            if (d0 < 0 || d1 < 0)
+            double g = gauge_growth(series, label, gauge, t0, t1);
+            if (isnan(g))
                 continue;
-            double g = (d1 - d0) / (t1 - t0 > 0 ? t1 - t0 : 1);
             sum += g;
             any = 1;
             if (g > most) {
@@ -162,6 +194,14 @@ int cap_judge(const json_t *run, const struct cap_limits *lim, const struct cap_
         double d1 = t0 >= 0 ? depth_at(samples, n_samples, t0 + end) : -1;
         out->value[CAP_QUEUE] = d0 >= 0 && d1 >= 0 ? (d1 - d0) / tail_s : NAN;
     }
+
+    /* a queue that grew: what the target took in (the tail's sent rate, by the share of
+     * its answers that were 2xx: a second's last answers come in the next one) less the
+     * growth is what it processed, its capacity while it was behind */
+    double ok = completed > 0 ? (completed - bad) / completed : 0;
+    out->processed_rate = out->value[CAP_QUEUE] > 0 && ok > 0
+                              ? fmax(0, out->sent_rate * ok - out->value[CAP_QUEUE])
+                              : NAN;
 
     out->judged[CAP_LATENCY] = lim->latency_ms > 0;
     out->judged[CAP_ERRORS] = lim->errors > 0;
@@ -304,6 +344,7 @@ json_t *cap_json(const struct cap_step *steps, size_t n, const struct cap_limits
         json_object_set_new(o, "unanswered_follows", json_integer((json_int_t)s->unanswered));
         json_object_set_new(o, "sent_per_s", json_real(s->sent_rate));
         json_object_set_new(o, "offered_per_s", json_real(s->offered_rate));
+        json_object_set_new(o, "processed_per_s", jnum(s->processed_rate));
         json_object_set_new(o, "flood_limited", json_boolean(s->flood_limited));
         json_object_set_new(o, "queue", s->queue[0] ? json_string(s->queue) : json_null());
         json_array_append_new(a, o);

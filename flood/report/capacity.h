@@ -10,12 +10,12 @@
  *   f2a       the highest per-second Follow-to-Accept p99 from the tail's start on
  *             (Accepts of the tail's Follows arrive then or in the wait after the
  *             schedule); a Follow never answered counts as over the limit
- *   queue     how fast the target's queue grew over the tail, items a second (its depth at
- *             the end of the schedule minus at the tail's start, over the tail's length),
- *             against a share of the step's rate: a queue growing by 5% of what arrives is
- *             a target falling behind. From the step's own --target-queue readings (the
- *             series' target_queue: the sum of the inbound gauges, and the one that grew
- *             most named), else from samples the caller took
+ *   queue     how fast the target's queue grew over the tail, items a second, against a
+ *             share of the step's rate: a queue growing by 5% of what arrives is a target
+ *             falling behind. From the step's own --target-queue readings (the series'
+ *             target_queue: each inbound gauge's least-squares slope over the tail's
+ *             readings, summed, and the one that grew most named), else from samples the
+ *             caller took (the depth at the schedule's end minus at the tail's start)
  * A criterion whose limit is 0 (or, for the queue, that has no samples) is not judged. A
  * step where flood itself was the limit (flood_limited below) says nothing of the target:
  * the search stops there and the verdict says so. */
@@ -69,6 +69,9 @@ struct cap_step {
      * says nothing of the target, and does not pass. */
     int flood_limited;
     double gen_lag_ms, gen_loop_share, offered_rate;
+    /* the queue grew: the tail's sent rate (by its share of 2xx answers) less the growth,
+     * what the target processed while behind (its capacity then); NAN when it did not grow */
+    double processed_rate;
 };
 
 /* "latency", "errors", "f2a", "queue" */

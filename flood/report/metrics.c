@@ -176,6 +176,62 @@ static void egress_families(FILE *f, const json_t *e)
                       "instance they carry.");
 }
 
+/* The target's own queue (--target-queue): per source whether its last reading worked,
+ * its readings and missing ones, and the last depth of each gauge while it works (a failed
+ * reading leaves the gauges out: missing, never 0). */
+static void tqueue_families(FILE *f, const json_t *sources)
+{
+    family(f, "flood_target_queue_up", "gauge",
+           "Whether the last reading of each --target-queue source worked (1) or failed (0).");
+    size_t i;
+    const json_t *src;
+    json_array_foreach(sources, i, src)
+    {
+        int up = json_integer_value(json_object_get(src, "readings")) > 0 &&
+                 json_is_null(json_object_get(src, "last_failure"));
+        fputs("flood_target_queue_up{source=\"", f);
+        label_value(f, json_string_value(json_object_get(src, "source")));
+        fprintf(f, "\"} %d\n", up);
+    }
+    static const char *const counts[][2] = {
+        {"readings", "Readings taken of each --target-queue source."},
+        {"missing", "Readings of each --target-queue source that failed."}};
+    for (size_t c = 0; c < 2; c++) {
+        char name[64];
+        snprintf(name, sizeof(name), "flood_target_queue_%s_total", counts[c][0]);
+        family(f, name, "counter", counts[c][1]);
+        json_array_foreach(sources, i, src)
+        {
+            fprintf(f, "%s{source=\"", name);
+            label_value(f, json_string_value(json_object_get(src, "source")));
+            fprintf(f, "\"} %" JSON_INTEGER_FORMAT "\n",
+                    json_integer_value(json_object_get(src, counts[c][0])));
+        }
+    }
+    family(f, "flood_target_queue_jobs", "gauge",
+           "The target's own queues at the last reading, by source, gauge (the queue and its "
+           "state, e.g. inbox.waiting) and role (inbound, outbound, fetch, retry, scheduled, "
+           "dead, active, other); absent while the source's readings fail.");
+    json_array_foreach(sources, i, src)
+    {
+        if (json_integer_value(json_object_get(src, "readings")) <= 0 ||
+            !json_is_null(json_object_get(src, "last_failure")))
+            continue;
+        const char *gauge;
+        json_t *g;
+        json_object_foreach(json_object_get(src, "gauges"), gauge, g)
+        {
+            fputs("flood_target_queue_jobs{source=\"", f);
+            label_value(f, json_string_value(json_object_get(src, "source")));
+            fputs("\",gauge=\"", f);
+            label_value(f, gauge);
+            fputs("\",role=\"", f);
+            label_value(f, json_string_value(json_object_get(g, "role")));
+            fprintf(f, "\"} %.17g\n", json_number_value(json_object_get(g, "last")));
+        }
+    }
+}
+
 char *metrics_render(const struct metrics_snapshot *s)
 {
     char *buf = NULL;
@@ -277,6 +333,8 @@ char *metrics_render(const struct metrics_snapshot *s)
     }
     if (s->egress)
         egress_families(f, s->egress);
+    if (s->tqueue)
+        tqueue_families(f, s->tqueue);
     if (fclose(f)) {
         fprintf(stderr, "flood: out of memory (metrics)\n");
         abort();
@@ -345,6 +403,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     char *body = rc == 0 ? metrics_render(s) : flood_xstrdup("no figures yet\n");
     json_decref(s->inbound);
     json_decref(s->egress);
+    json_decref(s->tqueue);
     free(s);
     return answer(c, rc == 0 ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE, body,
                   rc == 0 ? METRICS_CONTENT_TYPE : "text/plain; charset=utf-8");
@@ -418,6 +477,7 @@ struct metrics_pub {
     struct fetches *fetches;
     struct dns *dns;
     struct egress *egress;
+    struct tq_sampler *tqueue;
 };
 
 struct metrics_pub *metrics_pub_new(struct inbound *in, struct probes *pr)
@@ -454,6 +514,13 @@ void metrics_pub_set_egress(struct metrics_pub *p, struct egress *e)
     p->egress = e;
 }
 
+void metrics_pub_set_tqueue(struct metrics_pub *p, struct tq_sampler *sm)
+{
+    pthread_mutex_lock(&p->lock);
+    p->tqueue = sm;
+    pthread_mutex_unlock(&p->lock);
+}
+
 void metrics_pub_stats(struct metrics_pub *p, const struct stats *st, uint64_t in_flight)
 {
     pthread_mutex_lock(&p->lock);
@@ -482,7 +549,10 @@ int metrics_pub_snapshot(void *ctx, struct metrics_snapshot *snap)
         snap->in_flight = p->copy->in_flight;
         snap->have_sender = 1;
     }
+    struct tq_sampler *tq = p->tqueue;
     pthread_mutex_unlock(&p->lock);
+    if (tq)
+        snap->tqueue = tq_sampler_json(tq);
     if (p->in)
         snap->inbound = inbound_json(p->in);
     if (p->pr) {
@@ -508,5 +578,5 @@ int metrics_pub_snapshot(void *ctx, struct metrics_snapshot *snap)
     }
     if (p->egress)
         snap->egress = egress_json(p->egress, 0);
-    return have || p->in || p->pr || p->fetches || p->dns ? 0 : -1;
+    return have || p->in || p->pr || p->fetches || p->dns || tq ? 0 : -1;
 }

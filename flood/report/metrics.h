@@ -29,6 +29,10 @@
  *   flood_egress_connections_total, flood_egress_open_connections   counter, gauge
  *   flood_egress_instance_connects_total{instance}, flood_egress_instance_requests_total
  *   {instance}, flood_egress_instance_connections_total{instance}   per instance used
+ *   flood_target_queue_up{source}               gauge: the last --target-queue reading worked
+ *   flood_target_queue_readings_total{source}, flood_target_queue_missing_total{source}
+ *   flood_target_queue_jobs{source,gauge,role}  gauge: the target's queues at the last
+ *                                               reading (absent while its readings fail)
  *
  * Threads: a scrape runs on the daemon's thread and reads only what the source's snapshot
  * callback copies for it. The sender's struct stats has one writer (its event loop), so
@@ -46,6 +50,7 @@
 #include "flood/measure/fetches.h"
 #include "flood/measure/hist.h"
 #include "flood/measure/stats.h"
+#include "flood/measure/tqueue.h"
 
 /* One scrape's figures. The caller of snapshot hands it zeroed with every hist empty. */
 struct metrics_snapshot {
@@ -64,6 +69,7 @@ struct metrics_snapshot {
     int have_dns;                  /* --dns: the name server's counts */
     uint64_t dns[2][DNS__RESULTS]; /* [udp 0, tcp 1][result]: see dns_stats */
     json_t *egress;                /* owned (decref'd after the scrape): egress_json(), or NULL */
+    json_t *tqueue; /* owned (decref'd after the scrape): tq_sampler_json(), or NULL */
     int have_steal; /* the host's steal of the CPUs flood may run on (set by the daemon) */
     double steal_s;
     int steal_cpus;
@@ -118,6 +124,9 @@ void metrics_pub_set_dns(struct metrics_pub *p, struct dns *d);
 /* Read the egress proxy's counts (borrowed, thread-safe, may be NULL) at each scrape. */
 struct egress;
 void metrics_pub_set_egress(struct metrics_pub *p, struct egress *e);
+/* Read the target's queue sampler (borrowed, thread-safe, may be NULL; set it to NULL
+ * before freeing it) at each scrape: the flood_target_queue_* families. */
+void metrics_pub_set_tqueue(struct metrics_pub *p, struct tq_sampler *sm);
 /* On st's writer thread: copy st's counts and histograms (and in_flight) for scrapes. */
 void metrics_pub_stats(struct metrics_pub *p, const struct stats *st, uint64_t in_flight);
 /* A metrics_source.snapshot over a pub (ctx is the struct metrics_pub). */

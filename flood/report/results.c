@@ -505,7 +505,6 @@ static void summary_preset(FILE *f, const json_t *preset)
     fprintf(f, "\n\n");
 }
 
-static void tqueue_line(FILE *f, struct tq_sampler *sm, int md);
 static void users_line(FILE *f, const struct stats *st, const struct results_info *ri, int md);
 
 static int write_summary(const char *dir, const struct stats *st, const struct results_info *ri,
@@ -562,7 +561,7 @@ static int write_summary(const char *dir, const struct stats *st, const struct r
         egress_line(f, ej);
         json_decref(ej);
     }
-    tqueue_line(f, ri->tqueue, 1);
+    results_tqueue_line(f, ri->tqueue, 1);
     users_line(f, st, ri, 1);
     return fs_tmp_commit(&tmp, FS_REPLACE, 0, err);
 }
@@ -582,7 +581,7 @@ static void users_line(FILE *f, const struct stats *st, const struct results_inf
     fprintf(f, "%s %.4g/s%s\n", md ? "\n**in users:**" : "in users:", rate, phrase);
 }
 
-static void tqueue_line(FILE *f, struct tq_sampler *sm, int md)
+void results_tqueue_line(FILE *f, struct tq_sampler *sm, int md)
 {
     if (!sm)
         return;
@@ -772,7 +771,7 @@ void results_print_table(FILE *f, const struct stats *st, const struct results_i
         json_decref(ej);
     }
     results_mix_lines(f, ri->mix);
-    tqueue_line(f, ri->tqueue, 0);
+    results_tqueue_line(f, ri->tqueue, 0);
     users_line(f, st, ri, 0);
     json_t *w = warnings_json(st, ri);
     size_t i;

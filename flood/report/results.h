@@ -113,6 +113,10 @@ int results_fetch_urls_add(struct fetches *f, const char *dir, struct flood_err 
 int results_write_follows(const char *dir, struct probes *p, int64_t wall_minus_mono_ns,
                           struct flood_err *err) FLOOD_WUR;
 
+/* The target queue's line of the table and summary.md (md: markdown) on f: per source its
+ * inbound, retry and dead gauges' last and largest value, and its missing readings with the
+ * first reason. Nothing for NULL. */
+void results_tqueue_line(FILE *f, struct tq_sampler *sm, int md);
 /* The final table (per operation and totals, percentiles, warnings) on f. */
 void results_print_table(FILE *f, const struct stats *st, const struct results_info *ri);
 

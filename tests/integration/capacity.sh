@@ -69,9 +69,13 @@ within() {
 }
 
 # 1. W=1, M=200: 5/s, judged by the queue
+# (--max-p99 3s: the queue is what is judged here; on a loaded machine the generator's own
+# dispatch lag must not reach a tenth of the latency limit, which makes a step flood's:
+# 122 ms at 5/s once, at a load average of 14)
 start_target 1 200
 check $? "the reference target starts (1 worker, 200 ms an activity)"
-capacity "$T_TMP/c1" --stats-url "http://127.0.0.1:$TPORT/stats" --start 2.5 --factor 2 --refine 3
+capacity "$T_TMP/c1" --stats-url "http://127.0.0.1:$TPORT/stats" --start 2.5 --factor 2 --refine 3 \
+    --max-p99 3s
 expect_eq "$CAP_RC" 0 "flood capacity exits 0"
 within "$T_TMP/c1" 5 1
 grep -q '^sustains .*/s (.*); at .*/s .* breaks the .* limit$' "$T_TMP/c1.stdout"
@@ -83,7 +87,7 @@ ok=1
 for d in $(jq -r '.steps[].dir' "$T_TMP/c1/capacity.json"); do
     [ -s "$T_TMP/c1/$d/run.json" ] && [ -s "$T_TMP/c1/$d/report.html" ] || ok=0
 done
-[ "$n" -ge 4 ] && [ "$ok" = 1 ]
+[ "$n" -ge 3 ] && [ "$ok" = 1 ]
 check $? "every one of its $n steps has its run folder (run.json, report.html)"
 grep -q '<svg id="plot-capacity"' "$T_TMP/c1/capacity.html" &&
     ! grep -Eiq '<script|src=|@import' "$T_TMP/c1/capacity.html"

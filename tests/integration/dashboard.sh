@@ -3,7 +3,7 @@
 # refusals (a bad value gets a clear 400; a non-loopback client without the token is
 # refused, with it served), steering measured by the sink (tests/browser/dashboard.mjs in
 # Debian's headless Chromium when present), run.json's steering, conservation, the
-# replay line and report.html's markers.
+# replay line and report.html's markers; the target's queue (--target-queue) in the rows.
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/tools/run_lib.sh"
 CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
@@ -44,7 +44,8 @@ api() {
 # 1. a steered run: the page, the stream, the API
 start_sink --status 202 --per-second "$T_TMP/sink.sec"
 frun_bg --inbox "http://127.0.0.1:$SINK_PORT/inbox" --rate 200 --duration 120s --sign none \
-    --mix create=1 --dashboard 127.0.0.1:0 --dashboard-hold 120s --quiet
+    --mix create=1 --dashboard 127.0.0.1:0 --dashboard-hold 120s --quiet \
+    --target-queue "cmd:echo 12"
 dash_url
 check $? "the run prints the dashboard's URL"
 page=$(curl -s -m 5 "http://$DASH/")
@@ -55,6 +56,10 @@ ev=$(timeout 2 curl -sN "http://$DASH/events" | head -c 4000)
 echo "$ev" | grep -q '^id: 0$' && echo "$ev" | grep -q '^event: row$' &&
     echo "$ev" | grep -q '"offered":200'
 check $? "the stream sends the series rows (id 0, event row, offered 200)"
+echo "$ev" | grep -q '"target_queue":{"cmd":{"depth":12\(\.0\)\{0,1\}}}'
+check $? "  each with the target's queue read that second (--target-queue)"
+expect_eq "$(curl -s -m 5 "http://$DASH/api/state" | jq -c '[.target_queue[0].source, .target_queue[0].gauges.depth.role]')" \
+    '["cmd","inbound"]' "the state names the queue sources and their gauges' roles"
 ev=$(timeout 2 curl -sN -H 'Last-Event-ID: 0' "http://$DASH/events" | head -c 2000)
 echo "$ev" | grep -q '^id: 1$' && ! echo "$ev" | grep -q '^id: 0$'
 check $? "a reconnecting stream (Last-Event-ID: 0) goes on from second 1"

@@ -2,8 +2,8 @@
 # `flood capacity --dashboard ADDR:PORT` against tests/tools/sink (3 short steps): every
 # step's run serves the page at that address in turn (another listener each step, told by
 # the stream's hello and /api/state's instance); an open page follows from step to step
-# (tests/browser/dashboard_follow.mjs in Debian's headless Chromium when present); port 0
-# is refused (the steps could not share it).
+# (tests/browser/dashboard_follow.mjs in Debian's headless Chromium when present); the
+# steps' rows carry the target's queue; port 0 is refused (the steps could not share it).
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/tools/run_lib.sh"
 CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
@@ -13,7 +13,7 @@ capacity() {
     "$FLOOD" capacity --inbox "http://127.0.0.1:$SINK_PORT/inbox" --sign none --mix create=1 \
         --listen 127.0.0.1:0 --state "$TEST_STATE" --instances 2 --actors 3 --key-pool 1 \
         --start 20 --max-rate 80 --factor 2 --refine 0 --warmup 0 --hold 2s --cooldown 1s \
-        --max-f2a 0 --out "$T_TMP/cap" "$@"
+        --max-f2a 0 --target-queue "cmd:echo 0" --out "$T_TMP/cap" "$@"
 }
 
 start_sink --status 202
@@ -48,7 +48,7 @@ while kill -0 "$CAP_PID" 2>/dev/null; do
     if [ -n "$st" ]; then
         echo "$st" | jq -r .instance >>"$T_TMP/inst"
         curl -s -m 1 "http://$DASH/" | grep -q 'floodDash' && pages=$((pages + 1))
-        timeout 0.5 curl -sN "http://$DASH/events" 2>/dev/null |
+        timeout 0.5 curl -sN "http://$DASH/events" 2>/dev/null | tee -a "$T_TMP/events" |
             sed -n 's/^data: \({"instance".*\)/\1/p' | jq -r .instance >>"$T_TMP/inst"
     fi
     sleep 0.2
@@ -65,6 +65,8 @@ check $? "the page is served during a step ($pages times)"
 ninst=$(sort -u "$T_TMP/inst" | grep -c .)
 [ "$ninst" -ge 2 ]
 check $? "the address is served by one step's run after another ($ninst listeners seen)"
+grep -q '"target_queue":{"cmd":{"depth":0' "$T_TMP/events"
+check $? "the steps' rows carry the target's queue (--target-queue, given to every step)"
 grep -q '^dashboard: http://' "$T_TMP"/cap/steps/*.log 2>/dev/null ||
     grep -q '^dashboard: http://' "$T_TMP"/cap/*.log
 check $? "each step's log names the dashboard"

@@ -2,7 +2,8 @@
 # `flood serve --dashboard`: the page of a crowd without a sender. Its rows (one a second)
 # rise while curl fetches crowd actors and posts a delivery; a fault switched on from the
 # API changes the crowd's answers (a delay, a status) and off again; the rate controls are
-# refused (nothing to steer); a non-loopback client is refused without a token.
+# refused (nothing to steer); the target's own queue (--target-queue) in the rows, in
+# /metrics and on the page; a non-loopback client is refused without a token.
 . "$(dirname "$0")/lib.sh"
 
 # dash_of LOG: the "dashboard: http://..." line's ADDR:PORT into DASH
@@ -107,7 +108,53 @@ expect_eq "$(api POST /api/fault '{"instance": "flood9", "spec": "delay=1s", "on
 stop_pid "$SERVE_PID"
 expect_eq "$?" 0 "flood serve stops cleanly on SIGTERM"
 
-# 3. non-loopback clients: refused without a token, served with it
+# 3. the target's own queue while serving (--target-queue): each row carries its second's
+#    readings, a second whose reading failed null (never 0); /metrics the gauges; the page a
+#    line per queue with a gap there (tests/browser/dashboard_tqueue.mjs in Debian's
+#    headless Chromium when present)
+CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
+echo 20 >"$T_TMP/q1"
+echo 5 >"$T_TMP/q2"
+start_serve --instances 2 --actors 1 --key-pool 1 --exit-after 90 --dashboard 127.0.0.1:0 \
+    --metrics 127.0.0.1:0 --target-queue "cmd:cat $T_TMP/q1" --target-queue "cmd:cat $T_TMP/q2"
+check $? "flood serve --target-queue (twice) starts"
+dash_of "$SERVE_LOG"
+MET=$(sed -n 's|^metrics on http://\(.*\)/metrics$|\1|p' "$SERVE_LOG")
+BR_PID=""
+if [ -x "$CHROMIUM" ] && [ -d "$ROOT/tests/browser/node_modules/playwright-core" ]; then
+    node "$ROOT/tests/browser/dashboard_tqueue.mjs" "http://$DASH/" 20 5 30 >"$T_TMP/browser.out" 2>&1 &
+    BR_PID=$!
+    T_PIDS="$T_PIDS $BR_PID"
+fi
+sleep 3
+mv "$T_TMP/q1" "$T_TMP/q1.away" # the first source fails for 3 s
+sleep 3
+echo 30 >"$T_TMP/q1"
+sleep 2.5
+rows 0 >"$T_TMP/rows4"
+expect_eq "$(jq -s '[.[] | .target_queue.cmd | if . == null then "gap" else .depth end] | [.[0], (index("gap") != null), (.[index("gap"):] | index(30) != null)]' -c "$T_TMP/rows4")" \
+    '[20,true,true]' "the rows: the first source read (20), then seconds without a reading, then 30"
+expect_eq "$(jq -s '[.[] | .target_queue.cmd | select(. != null) | .depth] | min' "$T_TMP/rows4")" 20 \
+    "  a failed second is null in its row, never 0"
+expect_eq "$(jq -s '[.[] | .target_queue["cmd#2"].depth] | unique' -c "$T_TMP/rows4")" '[5]' \
+    "  the second source (cmd#2) read in every row"
+m=$(curl -s -m 5 "http://$MET/metrics")
+echo "$m" | grep -qx 'flood_target_queue_jobs{source="cmd",gauge="depth",role="inbound"} 30' &&
+    echo "$m" | grep -qx 'flood_target_queue_up{source="cmd"} 1' &&
+    echo "$m" | grep -q '^flood_target_queue_missing_total{source="cmd"} [1-9]'
+check $? "/metrics: the depth now, the source up, its missing readings counted" ||
+    echo "$m" | grep target_queue | sed 's/^/#   /'
+if [ -n "$BR_PID" ]; then
+    wait "$BR_PID"
+    rc=$?
+    sed 's/^ok /# browser: ok /; s/^not ok /# browser: NOT OK /' "$T_TMP/browser.out"
+    check "$rc" "chromium: a line per queue, the failed seconds a gap, never a 0"
+else
+    check 0 "the target's queue chart in a real browser # SKIP needs $CHROMIUM and npm ci in tests/browser"
+fi
+stop_pid "$SERVE_PID"
+
+# 4. non-loopback clients: refused without a token, served with it
 ip=$(hostname -I 2>/dev/null | tr ' ' '\n' | grep -v '^127\.' | grep -v : | head -1)
 if [ -n "$ip" ]; then
     start_serve --instances 2 --actors 1 --key-pool 1 --exit-after 60 --dashboard 0.0.0.0:0

@@ -35,6 +35,9 @@ const USAGE = `usage: node server.mjs [options]
   --dns ADDR:PORT            resolve every other host's name by that name server alone
   --admin-token T            bearer token for /admin (default: none, loopback only)
   --work-ms MS               extra time each activity holds its worker (default 0)
+  --service-ms MS            a busy worker finishes one activity every MS, its processing
+                             included: a capacity of exactly workers x 1000 / MS a second
+                             while the processing fits (default 0: off)
   --max-posts N              statuses held before the oldest remote ones go (default 200000)
   --media-workers N          media download workers: attachments, link images, emoji, avatars (default 2)
   --link-workers N           link-card crawl workers (default 2)
@@ -87,6 +90,7 @@ function parseArgs(argv) {
         adminToken: null,
         maxPosts: 200000,
         workMs: 0,
+        serviceMs: 0,
         mediaWorkers: 2,
         linkWorkers: 2,
         fetchWorkers: 2,
@@ -167,6 +171,9 @@ function parseArgs(argv) {
                 break;
             case "--work-ms":
                 o.workMs = num(need(i++, a), a);
+                break;
+            case "--service-ms":
+                o.serviceMs = num(need(i++, a), a);
                 break;
             case "--max-posts":
                 o.maxPosts = int(need(i++, a), a, 1);
@@ -392,7 +399,14 @@ async function main() {
 
     let processor = null;
     let followups = null;
-    const queueOpts = { workers: o.workers, handler: (item) => processor(item), stats, log, workMs: o.workMs };
+    const queueOpts = {
+        workers: o.workers,
+        handler: (item) => processor(item),
+        stats,
+        log,
+        workMs: o.workMs,
+        serviceMs: o.serviceMs,
+    };
     const queue = o.inboxQueue
         ? new RedisWorkQueue({ ...queueOpts, redis: o.inboxQueue, prefix: o.inboxQueue.prefix })
         : new WorkQueue(queueOpts);
@@ -499,6 +513,7 @@ async function main() {
             config: {
                 workers: o.workers,
                 work_ms: o.workMs,
+                service_ms: o.serviceMs || null,
                 outbox_workers: o.outboxWorkers,
                 delivery_queue: o.deliveryQueue,
                 delivery_timeout_ms: o.deliveryTimeoutMs || null,
@@ -524,6 +539,8 @@ async function main() {
                 depth: queue.depth,
                 peak: queue.peak,
                 busy_workers: queue.busy,
+                pacing: queue.pacer ? queue.pacer.json() : null,
+                backlogged: queue.backlogged.json(),
                 queue_wait_ms: stats.queueWaitAll.summary(),
                 processing_ms: stats.processingAll.summary(),
             },

@@ -2,14 +2,92 @@
 // follow-up work an activity causes (media, link cards, object fetches) goes to others.
 // N asynchronous workers take from each in arrival order.
 
-/* Work one item on queue q (WorkQueue or RedisWorkQueue: workMs, handler, stats, log, busy,
- * name): the pause standing for a database write, the handler, and its timings recorded. */
+/* --service-ms: a busy worker finishes one item every serviceMs, its own processing and the
+ * queue's hand-off to it included, so the queue's capacity is exactly workers x 1000 /
+ * serviceMs items a second while the hand-off and the processing fit in that time (workMs,
+ * by contrast, adds to the processing, whose own time grows on a busy machine). One slot a
+ * worker: an item taken by a worker that was freed with items waiting, or less than
+ * serviceMs / 2 before, is due serviceMs after that worker's last item was due (back to
+ * back: the hand-off's time is absorbed), else serviceMs after it was taken. An item whose
+ * hand-off and processing outlast its slot is counted in overran: the construction did not
+ * hold for it. */
+export class Pacer {
+    constructor(workers, serviceMs) {
+        this.serviceMs = serviceMs;
+        this.slots = Array.from({ length: workers }, () => ({ busy: false, due: -Infinity }));
+        this.overran = 0;
+        this.paced = 0;
+    }
+
+    /* A free slot for an item taken at t0 (the one freed last), marked busy. */
+    take(t0) {
+        let s = null;
+        for (const x of this.slots) if (!x.busy && (!s || x.due > s.due)) s = x;
+        if (!s) s = { busy: false, due: -Infinity }; /* more in flight than workers: none shared */
+        s.busy = true;
+        s.due = (s.waiting || t0 - s.due < this.serviceMs / 2 ? s.due : t0) + this.serviceMs;
+        return s;
+    }
+
+    /* Hold the item until its slot is due; an item past it counts as overran. waiting(): are
+     * items waiting now (the worker goes on to the next at once)? */
+    async hold(s, waiting) {
+        const left = s.due - performance.now();
+        this.paced++;
+        if (left > 0) await new Promise((r) => setTimeout(r, left));
+        else if (left < -1) {
+            this.overran++;
+            s.due = performance.now();
+        }
+        s.waiting = waiting();
+        s.busy = false;
+    }
+
+    json() {
+        return { service_ms: this.serviceMs, items: this.paced, overran: this.overran };
+    }
+}
+
+/* What a queue got through while it had a backlog: the time from each item's end to the
+ * next one's, counted when items were waiting at the first end (so the workers went on at
+ * once). Its rate is the queue's capacity as it really was: workers x 1000 / serviceMs
+ * when --service-ms held, less where the machine did not give the process the CPU. */
+export class Backlogged {
+    constructor() {
+        this.items = 0;
+        this.ms = 0;
+        this.last = null;
+        this.waiting = false;
+    }
+
+    done(t, waiting) {
+        if (this.last !== null && this.waiting) {
+            this.items++;
+            this.ms += t - this.last;
+        }
+        this.last = t;
+        this.waiting = waiting;
+    }
+
+    json() {
+        return {
+            items: this.items,
+            seconds: Math.round(this.ms) / 1000,
+            per_s: this.ms > 0 ? Math.round((this.items * 1e5) / this.ms) / 100 : null,
+        };
+    }
+}
+
+/* Work one item on queue q (WorkQueue or RedisWorkQueue: workMs, pacer, handler, stats, log,
+ * busy, name): the pause standing for a database write, the handler, the hold to its slot
+ * (--service-ms), and its timings recorded. */
 export async function runItem(q, item) {
     const t0 = performance.now();
     let verdict = "ok";
     let reason;
     let sub;
     q.busy++;
+    const slot = q.pacer ? q.pacer.take(t0) : null;
     try {
         if (q.workMs > 0) await new Promise((r) => setTimeout(r, q.workMs));
         const r = await q.handler(item);
@@ -21,7 +99,9 @@ export async function runItem(q, item) {
         reason = err && err.name ? err.name : "error";
         q.log(`${q.name}: ${item.type} failed: ${err && err.message ? err.message : err}`);
     }
+    if (slot) await q.pacer.hold(slot, () => q.depth > 0);
     q.busy--;
+    q.backlogged?.done(performance.now(), q.depth > 0);
     q.stats.recordDone(item.type, t0 - item.enqueuedAt, performance.now() - t0, verdict, reason, sub);
 }
 
@@ -32,9 +112,11 @@ export class WorkQueue {
      * verdict, reason, sub) (Stats or PoolStats). workMs: a pause added to every item's
      * processing, standing for a database write. maxDepth: items beyond it are dropped
      * (push returns false) and counted in this.dropped. */
-    constructor({ workers, handler, stats, log, workMs = 0, maxDepth = Infinity, name = "worker" }) {
+    constructor({ workers, handler, stats, log, workMs = 0, serviceMs = 0, maxDepth = Infinity, name = "worker" }) {
         this.workers = workers;
         this.workMs = workMs;
+        this.pacer = serviceMs > 0 ? new Pacer(workers, serviceMs) : null;
+        this.backlogged = new Backlogged();
         this.maxDepth = maxDepth;
         this.name = name;
         this.dropped = 0;

@@ -8,14 +8,16 @@
 // Redis (--target-queue bullmq:...) is the real backlog.
 import { Queue, Worker } from "bullmq";
 
-import { runItem } from "./queue.mjs";
+import { Backlogged, Pacer, runItem } from "./queue.mjs";
 
 export class RedisWorkQueue {
     /* As WorkQueue's constructor, plus redis ({host, port, db}) and prefix (the Redis
      * prefix Misskey would take from its config; default "flood-target"). */
-    constructor({ workers, handler, stats, log, workMs = 0, redis, prefix = "flood-target" }) {
+    constructor({ workers, handler, stats, log, workMs = 0, serviceMs = 0, redis, prefix = "flood-target" }) {
         this.workers = workers;
         this.workMs = workMs;
+        this.pacer = serviceMs > 0 ? new Pacer(workers, serviceMs) : null;
+        this.backlogged = new Backlogged();
         this.name = "worker";
         this.dropped = 0;
         this.handler = handler;
