@@ -605,6 +605,8 @@ static int run_results(struct run *r)
 {
     struct run_opts *ro = &r->ro;
     struct flood_err err = {0};
+    /* the crowd takes no more deliveries: what run.json holds is all the target saw taken */
+    inbound_close_inboxes(r->in);
     json_t *inbound_j = inbound_json(r->in);
     char rate_text[128];
     if (ro->stages)
@@ -701,6 +703,11 @@ static void run_free(struct run *r)
                     st.unflushed - r->crowd_cut);
         server_stop(r->srv);
     }
+    if (r->in && inbound_refused_after_close(r->in))
+        fprintf(stderr,
+                "flood: run: crowd: %" PRIu64 " deliveries cut after the results were read (the "
+                "run was over)\n",
+                inbound_refused_after_close(r->in));
     fetches_free(r->fetches); /* after the server: its threads record into it */
     if (r->in)
         inbound_free(r->in, 2000);
