@@ -36,6 +36,9 @@ int inbound_opts_add_resolve(struct inbound_opts *o, const char *arg,
                              struct flood_err *err) FLOOD_WUR;
 /* The --resolve entries, in order (borrowed; *n of them). o may be NULL (none). */
 const char *const *inbound_opts_resolve(const struct inbound_opts *o, size_t *n);
+/* --population as parsed (owned by o), or NULL without: `flood run` lays out its sizes
+ * before it makes the crowd. */
+struct population *inbound_opts_population(struct inbound_opts *o);
 /* Allow key fetches from host (the personas' hosts, added by `flood run`). */
 void inbound_opts_allow_host(struct inbound_opts *o, const char *host);
 

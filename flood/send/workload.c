@@ -188,6 +188,7 @@ struct workload *workload_new_at(struct crowd *crowd, const struct workload_opts
     w->op_offset = workload_rng(&ho);
     w->revs = flood_xcalloc((size_t)n_idx, sizeof(*w->revs));
     w->n_flat = (uint32_t)crowd->opts.instances * (uint32_t)crowd->opts.actors;
+    workload_sizes_absent(w);
     w->depth = o->reply_depth ? o->reply_depth : 3;
     if (w->depth > w->n_flat - 1)
         w->depth = w->n_flat - 1; /* each unseen parent by another actor */
@@ -675,12 +676,13 @@ static void decide(struct workload *w, uint64_t seq, int64_t when_ns, struct ent
     time_t when = (time_t)(when_ns / 1000000000);
     uint64_t rng = w->o.seed ^ seq;
     enum op_kind op = draw_op(w, seq);
-    int instance = 1 + (int)below(&rng, (uint64_t)w->crowd->opts.instances);
-    int actor = 1 + (int)below(&rng, (uint64_t)w->crowd->opts.actors);
+    int instance, actor;
+    workload_draw_actor(w, &rng, &instance, &actor);
     if (seq < w->o.n_pin) { /* a replay: the origin's instance, and the type when known */
         int pi = w->o.pin_instance[seq], po = w->o.pin_op[seq];
         if (pi >= 1 && pi <= w->crowd->opts.instances)
             instance = pi;
+        actor = workload_actor_in(w, instance, actor);
         if (po >= 0 && po < OP__COUNT &&
             !((po == OP_LIKE || po == OP_EMOJI_REACT) && w->n_likeable == 0) &&
             !((po == OP_ANNOUNCE || po == OP_REPLY) && w->n_likeable == 0 && w->depth == 0) &&

@@ -29,6 +29,7 @@ struct persona {
 };
 
 struct wf_content_profile;
+struct sizes;
 
 struct workload_opts {
     uint64_t seed;
@@ -55,6 +56,9 @@ struct workload_opts {
     int refollow;
     /* the folder the follow state is kept in (the crowd's --state); NULL: not kept */
     const char *state_dir;
+    /* --population sizes=/acts= (crowd/sizes.h), laid out for this crowd, or NULL: who acts
+     * is drawn from it, the grid's actors past their instance's size never act (borrowed) */
+    struct sizes *sizes;
 };
 enum { WORKLOAD_REFOLLOW_REPEAT = 0, WORKLOAD_REFOLLOW_UNDO_FIRST = 1 };
 

@@ -182,6 +182,13 @@ void workload_pair_remove(struct workload *w, size_t j);
  * build; the caller adds them as followed pairs). 0, or -1 and err (a file that cannot be
  * read or parsed). */
 int workload_state_read(struct workload *w, struct flood_err *err);
+/* --population sizes= (o.sizes): the grid's actors past their instance's size counted gone
+ * from the start (never sending; still served: their gone_ns never comes). */
+void workload_sizes_absent(struct workload *w);
+/* The actor that sends next, from *rng: by o.sizes' law, else uniform over the grid. */
+void workload_draw_actor(const struct workload *w, uint64_t *rng, int *instance, int *actor);
+/* actor, or with o.sizes one of instance's own when actor is past its size (a replay). */
+int workload_actor_in(const struct workload *w, int instance, int actor);
 /* Flat crowd actor f (0..n_flat-1) of an actor index, and back. */
 uint32_t workload_flat(const struct workload *w, uint32_t idx);
 void workload_unflat(const struct workload *w, uint32_t f, int *instance, int *actor);

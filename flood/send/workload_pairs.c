@@ -1,9 +1,42 @@
-/* flood/send/workload_pairs.c: the followed pairs (crowd actor, persona) of a workload: an
+/* flood/send/workload_pairs.c: who sends (uniform, or by --population sizes=), and the
+ * followed pairs (crowd actor, persona) of a workload: an
  * open-addressing map from a pair's key to its place in a dense array, so that a uniform draw
  * among followed pairs is one index, with a count of followers per persona. */
 #include "flood/send/workload_int.h"
 
+#include <stdint.h>
 #include <stdlib.h>
+
+#include "flood/crowd/sizes.h"
+
+void workload_sizes_absent(struct workload *w)
+{
+    const struct crowd *c = w->crowd;
+    for (int i = 1; w->o.sizes && i <= c->opts.instances; i++)
+        for (int a = 1; a <= c->opts.actors; a++)
+            if (!sizes_live(w->o.sizes, i, a)) {
+                w->revs[crowd_actor_index(c, i, a)] =
+                    (struct actor_rev){.gone = 1, .gone_ns = INT64_MAX};
+                w->n_gone++;
+            }
+}
+
+void workload_draw_actor(const struct workload *w, uint64_t *rng, int *instance, int *actor)
+{
+    if (w->o.sizes) { /* --population sizes=: who acts, by Zipf's law */
+        sizes_pick(w->o.sizes, workload_rng(rng), instance, actor);
+        return;
+    }
+    *instance = 1 + (int)(workload_rng(rng) % (uint64_t)w->crowd->opts.instances);
+    *actor = 1 + (int)(workload_rng(rng) % (uint64_t)w->crowd->opts.actors);
+}
+
+int workload_actor_in(const struct workload *w, int instance, int actor)
+{
+    if (!w->o.sizes || sizes_live(w->o.sizes, instance, actor))
+        return actor;
+    return sizes_pick_in(w->o.sizes, instance, (uint64_t)actor);
+}
 
 static size_t map_slot(uint64_t key, size_t cap)
 {

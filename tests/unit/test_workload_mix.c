@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "flood/core/fsutil.h"
+#include "flood/crowd/sizes.h"
 #include "flood/send/workload.h"
 #include "tests/check.h"
 #include "webfinger/activity.h"
@@ -153,6 +154,55 @@ static void mix_kept(void)
               json_array_size(sub));
         json_decref(m);
         workload_free(w);
+    }
+}
+
+/* --population sizes=zipf:1.1: 200 actors on 20 instances, the biggest 57 (the grid 20 x
+ * 57): each kind still within 1 point over 2,000, every sender one of its instance's live
+ * actors, and the busiest tenth of the actors sending most. */
+static void mix_kept_skewed(void)
+{
+    static const char *const mixes[] = {
+        "create=50,delete=50",
+        "create=35,like=10,follow=10,announce=10,reply=10,update=10,delete=5,question=5,vote=5",
+        "create=40,follow=20,undo=10,refollow=10,delete=20",
+    };
+    for (size_t r = 0; r < sizeof(mixes) / sizeof(mixes[0]); r++) {
+        struct sizes sz = {.size_s = 1.1};
+        struct flood_err err = {0};
+        if (sizes_layout(&sz, 20, 10, 7, &err))
+            return;
+        struct crowd c = crowd_of(20, sz.width);
+        struct workload_opts o = {.seed = 3 + r, .unseen_pct = 50, .sizes = &sz};
+        CHECK(workload_parse_mix(mixes[r], o.mix, &err) == 0, "--mix %s parses", mixes[r]);
+        struct workload *w = workload_new_at(&c, &o, personas, 2, 1764493200, &err);
+        CHECK(w != NULL, "a skewed crowd's workload (%s)", err.msg);
+        if (!w)
+            continue;
+        unsigned ops[OP__COUNT] = {0};
+        int dead = 0;
+        for (uint64_t n = 0; n < 2000; n++) {
+            struct workload_item it;
+            if (workload_build_at(w, n, 1764493200 + (time_t)(n / 5), &it, &err) < 0)
+                break;
+            ops[it.op]++;
+            json_t *j = parse(it.body);
+            int i = 0, a = 0;
+            if (sscanf(jstr(j, "actor"), "https://flood%d.test/users/user%d", &i, &a) != 2 ||
+                !sizes_live(&sz, i, a))
+                dead++;
+            json_decref(j);
+            workload_item_free(&it);
+        }
+        shares_within(mixes[r], o.mix, ops, 2000);
+        CHECK(dead == 0, "skewed: every sender a live actor of its instance (%d not)", dead);
+        json_t *sj = sizes_json(&sz);
+        CHECK(json_real_value(json_object_get(sj, "top10_drawn_share")) > 0.5,
+              "skewed: the top tenth of the actors drew %.2f of the activity",
+              json_real_value(json_object_get(sj, "top10_drawn_share")));
+        json_decref(sj);
+        workload_free(w);
+        sizes_clear(&sz);
     }
 }
 
@@ -374,6 +424,7 @@ static void follow_state(void)
 int main(void)
 {
     mix_kept();
+    mix_kept_skewed();
     shards_same();
     infeasible();
     refusals();
