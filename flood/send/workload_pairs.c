@@ -38,6 +38,92 @@ int workload_actor_in(const struct workload *w, int instance, int actor)
     return sizes_pick_in(w->o.sizes, instance, (uint64_t)actor);
 }
 
+/* Whether a kind can be sent now (the kinds workload_new lets through always can, but
+ * these, which need something earlier runs or activities made). */
+static int sendable(const struct workload *w, enum op_kind op)
+{
+    switch (op) {
+    case OP_UPDATE:
+    case OP_DELETE:
+        return w->n_posters > 0;
+    case OP_UNDO: /* --refollow alternate: of a follow an earlier run made */
+        return w->o.refollow == WORKLOAD_REFOLLOW_ALTERNATE ? w->n_prior_dense > 0 : w->n_dense > 0;
+    case OP_REFOLLOW:
+        return w->n_dense > 0;
+    case OP_FOLLOW:
+        return w->n_dense + w->n_held < (uint64_t)(w->n_flat - w->n_gone) * w->n_p;
+    case OP_DELETE_ACTOR:
+        return w->n_gone + 1 < w->n_flat;
+    default:
+        return 1;
+    }
+}
+
+/* What a kind that cannot be sent is sent as. */
+static enum op_kind stand_in(const struct workload *w, enum op_kind op)
+{
+    switch (op) {
+    case OP_UNDO:
+    case OP_REFOLLOW:
+        return OP_FOLLOW;
+    case OP_FOLLOW:
+        return w->o.refollow != WORKLOAD_REFOLLOW_REPEAT ? OP_UNDO : OP_REFOLLOW;
+    default:
+        return OP_CREATE;
+    }
+}
+
+enum op_kind workload_settle_op(struct workload *w, enum op_kind op, int *how)
+{
+    *how = 0;
+    if (!sendable(w, op)) {
+        w->owed[op]++;
+        *how = 1;
+        enum op_kind in = stand_in(w, op);
+        /* a stand-in that cannot be sent either (--refollow alternate: every pair followed
+         * or undone by this run, none an earlier run's to undo): a Create */
+        return sendable(w, in) ? in : OP_CREATE;
+    }
+    for (int k = 0; k < OP__COUNT; k++) {
+        if (w->owed[k] && stand_in(w, (enum op_kind)k) == op && sendable(w, (enum op_kind)k)) {
+            w->owed[k]--;
+            *how = 2;
+            return (enum op_kind)k;
+        }
+    }
+    return op;
+}
+
+size_t workload_prior_pair(const struct workload *w, size_t d)
+{
+    for (size_t k = 0; k < w->n_dense; k++) {
+        size_t j = (d + k) % w->n_dense;
+        if (w->dense[j].prior)
+            return j;
+    }
+    return d;
+}
+
+void workload_hold_out(struct workload *w, uint32_t idx, uint32_t persona)
+{
+    if (w->o.refollow != WORKLOAD_REFOLLOW_ALTERNATE || workload_held_out(w, idx, persona))
+        return;
+    if (!w->held) {
+        w->held = flood_xcalloc((w->n_actor_idx * w->n_p + 7) / 8, 1);
+        w->n_held_p = flood_xcalloc(w->n_p, sizeof(*w->n_held_p));
+    }
+    uint64_t b = (uint64_t)idx * w->n_p + persona;
+    w->held[b / 8] |= (uint8_t)(1u << (b % 8));
+    w->n_held++;
+    w->n_held_p[persona]++;
+}
+
+int workload_held_out(const struct workload *w, uint32_t idx, uint32_t persona)
+{
+    uint64_t b = (uint64_t)idx * w->n_p + persona;
+    return w->held && (w->held[b / 8] >> (b % 8)) & 1;
+}
+
 static size_t map_slot(uint64_t key, size_t cap)
 {
     uint64_t x = key;
@@ -94,6 +180,7 @@ void workload_pair_add(struct workload *w, uint64_t key, uint64_t follow_seq, ui
     w->dense[w->n_dense].key = key;
     w->dense[w->n_dense].follow_seq = follow_seq;
     w->dense[w->n_dense].prior = prior;
+    w->n_prior_dense += prior != 0;
     w->n_dense++;
     w->n_following[(uint32_t)key]++;
 }
@@ -103,6 +190,7 @@ void workload_pair_remove(struct workload *w, size_t j)
 {
     uint32_t d = w->map_val[j];
     w->n_following[(uint32_t)w->dense[d].key]--;
+    w->n_prior_dense -= w->dense[d].prior != 0;
     /* move the last dense pair into d's place */
     size_t last = w->n_dense - 1;
     if (d != last) {

@@ -408,6 +408,39 @@ static void follow_state(void)
           ids[0]);
     workload_free(w);
 
+    /* --refollow alternate over a state of its own: run A follows with all 9 actors, then
+     * has nothing an earlier run followed to undo (never an Undo racing its own run's Follow):
+     * Creates, counted; run B undoes run A's follows; run C follows with the pairs B undid */
+    char dir2[] = "/tmp/flood-test-follows-XXXXXX";
+    CHECK(mkdtemp(dir2) != NULL, "another temporary state folder");
+    static const struct {
+        time_t start;
+        uint64_t n;
+        const char *want; /* f follow, u undo, c create */
+    } alt[] = {
+        {3000000, 14, "fffffffffccccc"}, {3000100, 8, "uuuuuuuu"}, {3000200, 10, "ffffffffuc"}};
+    for (int r = 0; r < 3; r++) {
+        w = state_run(&c, dir2, WORKLOAD_REFOLLOW_ALTERNATE, alt[r].start, alt[r].n, types, ids);
+        char got[16] = "";
+        for (uint64_t k = 0; w && k < alt[r].n; k++)
+            got[k] = types[k][0];
+        CHECK_STR(got, alt[r].want, "alternate, run %c: %s", 'A' + r,
+                  r == 0   ? "9 Follows, then Creates (nothing of an earlier run to undo)"
+                  : r == 1 ? "every draw an Undo of run A's follows"
+                           : "the 8 pairs run B undid follow again, then the last Undo");
+        if (r == 1) {
+            m = w ? workload_mix_json(w) : NULL;
+            CHECK(json_integer_value(json_object_get(
+                      json_object_get(json_object_get(m, "kinds"), "undo"), "sent")) == 8,
+                  "run B's mix: 8 Undos sent for 8 Follows asked");
+            json_decref(m);
+        }
+        CHECK(w && workload_state_write(w, &err) == 0, "run %c writes its follow state", 'A' + r);
+        workload_free(w);
+    }
+    snprintf(note, sizeof(note), "rm -rf %s", dir2);
+    CHECK(system(note) == 0, "the second state folder removed");
+
     /* a malformed state file is refused, naming its line */
     char cmd[1200];
     snprintf(cmd, sizeof(cmd), "f=$(ls %s/follows/*.tsv | head -1) && printf 'x\\ty\\n' >>\"$f\"",
