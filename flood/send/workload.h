@@ -53,9 +53,10 @@ struct workload_opts {
     /* --refollow: a Follow drawn when every crowd actor already follows the persona is sent
      * as a refollow (WORKLOAD_REFOLLOW_REPEAT, the default) or as the Undo of one of those
      * follows (WORKLOAD_REFOLLOW_UNDO_FIRST), whose pair the next Follow takes; or
-     * (WORKLOAD_REFOLLOW_ALTERNATE) as the Undo of a follow an earlier run made (or one
-     * REFOLLOW_AGE_S old), whose pair this run never follows again: a later run's Follow
-     * takes it, once the target has long had the Undo (capacity's steps) */
+     * (WORKLOAD_REFOLLOW_ALTERNATE) as the Undo of a follow an earlier run made, whose pair
+     * this run never follows again: a later run's Follow takes it, once the target has long
+     * had the Undo (capacity's steps); while follows of earlier runs stand, every second
+     * Follow drawn is sent as such an Undo */
     int refollow;
     /* the folder the follow state is kept in (the crowd's --state); NULL: not kept */
     const char *state_dir;

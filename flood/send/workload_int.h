@@ -144,6 +144,7 @@ struct workload {
     uint64_t n_held;
     uint32_t *n_held_p;
     uint64_t n_prior_dense; /* followed pairs an earlier run left (prior != 0) */
+    uint64_t alt_flip;      /* alternate: Follows drawn while n_prior_dense > 0 */
     uint64_t owed[OP__COUNT];
     /* of the activities built to send: drawn as [from], sent as [to] for want of what
      * [from] needs (fell) or to make up an earlier such fall of [to] (repaid) */

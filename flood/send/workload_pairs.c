@@ -76,7 +76,11 @@ static enum op_kind stand_in(const struct workload *w, enum op_kind op)
 enum op_kind workload_settle_op(struct workload *w, enum op_kind op, int *how)
 {
     *how = 0;
-    if (!sendable(w, op)) {
+    /* --refollow alternate while follows of earlier runs stand: every second Follow drawn
+     * undoes one, so the Follows spread over the run and the next run has actors to follow */
+    int undo_now = op == OP_FOLLOW && w->o.refollow == WORKLOAD_REFOLLOW_ALTERNATE &&
+                   w->n_prior_dense > 0 && (w->alt_flip++ & 1);
+    if (undo_now || !sendable(w, op)) {
         w->owed[op]++;
         *how = 1;
         enum op_kind in = stand_in(w, op);
