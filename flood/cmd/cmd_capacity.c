@@ -419,11 +419,11 @@ static const char cap_usage[] =
     "(--users-model).\n";
 
 static const char cap_tail[] =
-    "flood run's options (Target: and after) go to every step's run. The crowd's follow\n"
-    "state carries over from step to step: once every crowd actor follows, Follow-to-Accept\n"
-    "has no first Follow to judge; give a bigger crowd, or --refollow undo-first against a\n"
-    "target that answers a Follow after an Undo (not one that may take them out of order).\n"
-    "--dashboard ADDR:PORT\n"
+    "flood run's options (Target: and after) go to every step's run, with --refollow\n"
+    "alternate unless given: the crowd's follow state carries over from step to step, and\n"
+    "once every crowd actor follows, a step's Follows are sent as Undos of older follows,\n"
+    "whose actors follow again in the next step, after its cooldown: each step has first\n"
+    "Follows to judge Follow-to-Accept on, never one racing its own Undo. --dashboard ADDR:PORT\n"
     "has each step's run serve the live page there in turn (a fixed port); an open page\n"
     "follows from step to step, starting over with each one's second 0.\n"
     "\n"
@@ -435,17 +435,18 @@ static const char cap_tail[] =
 struct cap_parse_ctx {
     struct cap_opts *o;
     int overflow;
+    int refollow; /* --refollow given */
 };
 
 /* Every option not capacity's own goes, as written, to each step's flood run. */
 static void cap_seen(void *ctx, size_t set, const struct opt *row, const char *arg, char **raw,
                      int n_raw)
 {
-    (void)row;
     (void)arg;
     struct cap_parse_ctx *c = ctx;
     if (set == 0)
         return;
+    c->refollow |= row && row->name && !strcmp(row->name, "refollow");
     for (int i = 0; i < n_raw; i++) {
         if (c->o->n_pass >= CAP_ARGS_MAX) {
             c->overflow = 1;
@@ -489,6 +490,13 @@ static int cap_parse(int argc, char **argv, struct cap_opts *o, const char **das
     if (rc == 0) {
         o->lim.latency_ms = o->max_p99_s * 1000;
         o->lim.f2a_ms = o->max_f2a_s * 1000;
+        /* every step follows the persona again from the same crowd, whose follow state
+         * carries over: once every actor follows, a step undoes older follows for the next
+         * step to follow again, so each step has first Follows to judge */
+        if (!ctx.refollow && o->n_pass + 2 <= CAP_ARGS_MAX) {
+            o->pass[o->n_pass++] = "--refollow";
+            o->pass[o->n_pass++] = "alternate";
+        }
         if (ctx.overflow)
             why = "too many options";
         else if (o->stats_url && o->probe_cmd)

@@ -27,6 +27,7 @@
 #include "flood/core/url.h"
 #include "flood/crowd/crowd.h"
 #include "flood/crowd/dns.h"
+#include "flood/crowd/population.h"
 #include "flood/dash/dash.h"
 #include "flood/crowd/proxy.h"
 #include "flood/crowd/server.h"
@@ -280,6 +281,28 @@ static void run_tick(void *ctx, const struct stats *st, uint64_t in_flight)
         pthread_sigmask(SIG_SETMASK, &old_, NULL);                                                 \
     } while (0)
 
+/* --population sizes=/acts=: the crowd laid out before it is made, as wide as its biggest
+ * instance (crowd/sizes.h). 0, or -1 (said). */
+static int run_sizes(struct run *r)
+{
+    struct population *pop = inbound_opts_population(r->io);
+    if (!pop || !sizes_skewed(&pop->sizes))
+        return 0;
+    struct flood_err err = {0};
+    if (sizes_layout(&pop->sizes, r->co.instances, r->co.actors, pop->seed, &err)) {
+        fprintf(stderr, "flood: run: --population: %s\n", err.msg);
+        return -1;
+    }
+    r->co.actors = pop->sizes.width;
+    if (!r->ro.quiet)
+        fprintf(stderr,
+                "flood: run: population: %u actors on %d instances, the biggest %d, the median "
+                "%u; the top 10%% of the actors send %.0f%% of the activity\n",
+                pop->sizes.total, pop->sizes.instances, pop->sizes.width, sizes_median(&pop->sizes),
+                sizes_top_share(&pop->sizes, 0.1) * 100);
+    return 0;
+}
+
 /* The crowd and its server (the hooks answer 503 until the inbound side is up). */
 static int run_crowd(struct run *r, struct flood_err *err)
 {
@@ -358,6 +381,7 @@ static int run_target(struct run *r, struct flood_err *err)
     if (!r->in)
         return -1;
     atomic_store(&r->hctx.in, r->in);
+    struct population *pop = inbound_opts_population(r->io); /* laid out by run_sizes */
     struct workload_opts wo = {.seed = ro->seed,
                                .personal_inbox = ro->personal_inbox,
                                .inbox_url = ro->inbox,
@@ -370,6 +394,7 @@ static int run_target(struct run *r, struct flood_err *err)
                                .pin_op = ro->pin_op,
                                .n_pin = ro->replay_path ? ro->replay.n : 0,
                                .refollow = ro->refollow,
+                               .sizes = pop && pop->sizes.total ? &pop->sizes : NULL,
                                .state_dir = r->crowd->state_dir};
     memcpy(wo.mix, ro->mix, sizeof(wo.mix));
     /* shards of one run share its ids: the run part comes from --start-at and the seed */
@@ -659,6 +684,8 @@ static int run_results(struct run *r)
 {
     struct run_opts *ro = &r->ro;
     struct flood_err err = {0};
+    /* the crowd takes no more deliveries: what run.json holds is all the target saw taken */
+    inbound_close_inboxes(r->in);
     json_t *inbound_j = inbound_json(r->in);
     char rate_text[128];
     if (ro->stages)
@@ -761,6 +788,11 @@ static void run_free(struct run *r)
                     st.unflushed - r->crowd_cut);
         server_stop(r->srv);
     }
+    if (r->in && inbound_refused_after_close(r->in))
+        fprintf(stderr,
+                "flood: run: crowd: %" PRIu64 " deliveries cut after the results were read (the "
+                "run was over)\n",
+                inbound_refused_after_close(r->in));
     fetches_free(r->fetches); /* after the server: its threads record into it */
     if (r->in)
         inbound_free(r->in, 2000);
@@ -805,7 +837,7 @@ int cmd_run(int argc, char **argv)
     }
     if (rc)
         exit_code = rc == 1 ? 0 : 2;
-    else if (run_opts_settle(&r.ro, &r.co, &r.sc, r.outdir, sizeof(r.outdir)))
+    else if (run_opts_settle(&r.ro, &r.co, &r.sc, r.outdir, sizeof(r.outdir)) || run_sizes(&r))
         exit_code = 2;
     else {
         /* from here on a failure is "could not run" (exit 1) */

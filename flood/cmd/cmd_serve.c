@@ -13,6 +13,7 @@
 #include "flood/core/opt.h"
 #include "flood/core/clock.h"
 #include "flood/crowd/crowd.h"
+#include "flood/crowd/population.h"
 #include "flood/crowd/dns.h"
 #include "flood/dash/dash.h"
 #include "flood/inbound/inbound.h"
@@ -240,6 +241,10 @@ int cmd_serve(int argc, char **argv)
         inbound_opts_free(io);
         return 2;
     }
+    const struct population *pop = inbound_opts_population(io);
+    if (pop && sizes_skewed(&pop->sizes))
+        fprintf(stderr, "flood: serve: --population sizes=/acts= shape who sends, and serve "
+                        "sends nothing: its crowd stays --actors wide (flood run lays it out)\n");
 
     /* Signals are taken synchronously by sigwait below; block them before any thread starts
      * so that every thread inherits the mask. */

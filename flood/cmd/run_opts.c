@@ -262,8 +262,8 @@ static json_t *rec_start_at(const void *base, const struct opt *row)
 /* ---- the rows ------------------------------------------------------------------------- */
 
 static const char *const arrival_words[] = {"constant", "poisson", NULL};
-/* in the order of WORKLOAD_REFOLLOW_REPEAT, WORKLOAD_REFOLLOW_UNDO_FIRST */
-static const char *const refollow_words[] = {"repeat", "undo-first", NULL};
+/* in the order of WORKLOAD_REFOLLOW_REPEAT, _UNDO_FIRST, _ALTERNATE */
+static const char *const refollow_words[] = {"repeat", "undo-first", "alternate", NULL};
 
 const struct opt run_opt_rows[] = {
     OPT_HEAD("Target:", 0),
@@ -328,8 +328,9 @@ const struct opt run_opt_rows[] = {
     {"refollow", OPT_KEYWORD, "M", RO(refollow), .words = refollow_words, .def = "repeat",
      .json = "refollow", .cmds = RUNS,
      .help = "a Follow drawn when every crowd actor already follows the persona (the follow "
-             "state in --state): repeat (sent as a refollow, counted apart) or undo-first (an "
-             "Undo of one first)"},
+             "state in --state): repeat (sent as a refollow, counted apart), undo-first (an "
+             "Undo of one first) or alternate (an Undo of an older one, whose actor follows "
+             "again in a later run: capacity's default)"},
     {"undo-share", OPT_PERCENT, "P", RO(undo_pct), .lo = 0, .hi = 1, .def = "0",
      .json = "undo_share_pct", .cmds = RUNS,
      .help = "% of like/announce/emoji-react sent as the Undo of an earlier one"},

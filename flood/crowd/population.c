@@ -62,16 +62,19 @@ static int parse_item(struct population *p, const struct gram_item *it, unsigned
 {
     if (!it->n || !it->val || !it->val_n) {
         flood_err_set(err, FLOOD_EINVAL,
-                      "population: expected CLASS=SHARE (fast, slow, error, hang, gone) or "
-                      "seed=N, got '%.*s' in '%s'",
+                      "population: expected CLASS=SHARE (fast, slow, error, hang, gone), "
+                      "sizes=, acts= or seed=N, got '%.*s' in '%s'",
                       (int)it->n, it->s, p->spec);
         return -1;
     }
     if (gram_eq(it->key, it->key_n, "seed"))
         return gram_uint("population 'seed'", it->val, it->val_n, 0, UINT64_MAX, &p->seed, err);
+    if (gram_eq(it->key, it->key_n, "sizes") || gram_eq(it->key, it->key_n, "acts"))
+        return sizes_parse(&p->sizes, gram_eq(it->key, it->key_n, "acts") ? "acts" : "sizes",
+                           it->val, it->val_n, err);
     int k;
-    if (gram_keyword("population: class", it->key, it->key_n, population_class_names, POP__COUNT,
-                     &k, err))
+    if (gram_keyword("population: class (else sizes=, acts=, seed=)", it->key, it->key_n,
+                     population_class_names, POP__COUNT, &k, err))
         return -1;
     if (*seen & (1u << k)) {
         flood_err_set(err, FLOOD_EINVAL, "population: class '%s' given twice in '%s'",
@@ -199,6 +202,12 @@ void population_clear(struct population *p)
     p->instances = 0;
 }
 
+void population_free(struct population *p)
+{
+    population_clear(p);
+    sizes_clear(&p->sizes);
+}
+
 json_t *population_json(const struct population *p)
 {
     json_t *o = json_pack("{s:s, s:I, s:i}", "spec", p->spec, "seed", (json_int_t)p->seed,
@@ -216,5 +225,7 @@ json_t *population_json(const struct population *p)
     }
     if (o)
         json_object_set_new(o, "classes", classes);
+    if (o && p->sizes.total)
+        json_object_set_new(o, "sizes", sizes_json(&p->sizes));
     return o;
 }

@@ -12,6 +12,9 @@
  *   hang=1             never answer
  *   gone=1             410 on everything
  *   seed=7             the shuffle's seed (default 1): the same seed, the same classes
+ *   sizes=zipf:1.1     actors per instance and who acts by Zipf's law (sizes.h; even,
+ *                      the default, gives every instance --actors and draws actors alike)
+ *   acts=zipf:0.8      who acts by its own law (even: alike), whatever sizes= says
  * e.g. fast=85,slow=10:1s-4s,error=3,hang=1,gone=1 (the shares of a fan-out model where most
  * of a server's followers sit on healthy instances). NodeInfo stays healthy, as with --fault.
  * Parsing is pure; population_assign draws the classes for a crowd. */
@@ -22,6 +25,7 @@
 #include <stdint.h>
 
 #include "flood/crowd/fault.h"
+#include "flood/crowd/sizes.h"
 #include "sign/err.h"
 
 enum {
@@ -44,6 +48,8 @@ struct population {
     int instances;         /* 0 until assigned */
     uint8_t *class_of;     /* [1..instances], owned; NULL until assigned */
     int count[POP__COUNT]; /* instances in each class once assigned */
+    struct sizes sizes;    /* sizes=, acts=: laid out by the run before its crowd is made
+                              (its tables owned by the parsed population, population_free) */
 };
 
 /* Parse SPEC into *p (class_of NULL). 0, or -1 and err naming the class or key and the
@@ -61,8 +67,12 @@ int population_class(const struct population *p, int i);
 /* Free class_of (p itself is the caller's). */
 void population_clear(struct population *p);
 
+/* Free what population_parse's p owns: class_of and the sizes' layout. */
+void population_free(struct population *p);
+
 /* run.json's "population": the spec, the seed, per class its share, rule and instance count
- * and the first instances (a new reference). */
+ * and the first instances, and with sizes= or acts= the "sizes" record (sizes_json) (a new
+ * reference). */
 json_t *population_json(const struct population *p);
 
 #endif

@@ -88,6 +88,8 @@ struct inbound {
     _Atomic uint64_t accepted, accepted_unverified, accepts, rejects, follows_received, unfollows,
         duplicates, accept_no_inbox, answers_unknown;
     _Atomic uint64_t faulted_delay, faulted_status, faulted_reset, faulted_hang;
+    _Atomic int inboxes_closed;           /* inbound_close_inboxes: the run is over */
+    _Atomic uint64_t refused_after_close; /* inbox POSTs cut after it */
 
     pthread_mutex_t lock; /* the histogram, the duplicate set, the live line */
     struct hist *lag;
@@ -630,9 +632,10 @@ static int inbox_faulted(struct inbound *in, int inst)
 }
 
 /* An inbox POST to a faulted instance into the attempts record: its delivery (host, path,
- * body digest), when, and what the crowd answered (eff NULL: passed to the inbox). */
-static void record_attempt(struct inbound *in, const struct server_req *req, int inst,
-                           const struct fault_effect *eff)
+ * body digest), when, and what the crowd answered (eff NULL: passed to the inbox). 1, or 0
+ * when the record is closed (the POST is then cut, never answered). */
+static int record_attempt(struct inbound *in, const struct server_req *req, int inst,
+                          const struct fault_effect *eff)
 {
     const char *digest = server_req_header(req, "Digest");
     if (!digest)
@@ -648,7 +651,18 @@ static void record_attempt(struct inbound *in, const struct server_req *req, int
                                 : ATTEMPT_PASSED, /* only delayed: then answered */
         .retry_after = eff && eff->status ? (int32_t)eff->retry_after : 0,
     };
-    attempts_add(in->attempts, &at);
+    return attempts_add(in->attempts, &at);
+}
+
+void inbound_close_inboxes(struct inbound *in)
+{
+    atomic_store(&in->inboxes_closed, 1);
+    attempts_close(in->attempts);
+}
+
+uint64_t inbound_refused_after_close(struct inbound *in)
+{
+    return atomic_load(&in->refused_after_close);
 }
 
 /* When the windowed inbox faults end (the latest until=), 0 when none does. */
@@ -671,7 +685,8 @@ int inbound_fault_hook(void *ctx, const struct server_req *req, struct server_fa
 {
     struct inbound *in = ctx;
     size_t n = atomic_load_explicit(&in->n_faults, memory_order_acquire);
-    if (!n && !in->pop.class_of)
+    int closed = atomic_load(&in->inboxes_closed);
+    if (!n && !in->pop.class_of && !closed)
         return 0;
     int inst = req->route.instance;
     if (inst < 1 && req->host)
@@ -681,11 +696,20 @@ int inbound_fault_hook(void *ctx, const struct server_req *req, struct server_fa
     struct fault_effect eff;
     unsigned scope = fault_scope_of(req->method, req->route.kind, req->path);
     int fired = decide_switched(in, n, inst, scope, &eff);
-    if (scope == FAULT_SCOPE_INBOX && inbox_faulted(in, inst))
-        record_attempt(in, req, inst, fired ? &eff : NULL);
+    /* once the run's results are read, the crowd takes no more deliveries: one the attempts
+     * record (closed under its lock) did not take is cut, so every attempt the target saw
+     * answered is in the record */
+    int cut = scope != FAULT_SCOPE_INBOX ? 0
+              : inbox_faulted(in, inst)  ? !record_attempt(in, req, inst, fired ? &eff : NULL)
+                                         : atomic_load(&in->inboxes_closed);
+    memset(fault, 0, sizeof(*fault));
+    if (cut) {
+        fault->reset = 1; /* counted */
+        atomic_fetch_add(&in->refused_after_close, 1);
+        return 1;
+    }
     if (!fired)
         return 0;
-    memset(fault, 0, sizeof(*fault));
     fault->delay_ms = eff.delay_ms;
     fault->status = eff.status;
     fault->retry_after = eff.retry_after;

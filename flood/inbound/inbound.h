@@ -36,6 +36,9 @@ int inbound_opts_add_resolve(struct inbound_opts *o, const char *arg,
                              struct flood_err *err) FLOOD_WUR;
 /* The --resolve entries, in order (borrowed; *n of them). o may be NULL (none). */
 const char *const *inbound_opts_resolve(const struct inbound_opts *o, size_t *n);
+/* --population as parsed (owned by o), or NULL without: `flood run` lays out its sizes
+ * before it makes the crowd. */
+struct population *inbound_opts_population(struct inbound_opts *o);
 /* Allow key fetches from host (the personas' hosts, added by `flood run`). */
 void inbound_opts_allow_host(struct inbound_opts *o, const char *host);
 
@@ -51,6 +54,14 @@ void inbound_free(struct inbound *in, long grace_ms);
 /* Hooks for struct server_hooks (ctx = the inbound). */
 int inbound_inbox_hook(void *ctx, const struct server_req *req, struct wf_doc *out);
 int inbound_fault_hook(void *ctx, const struct server_req *req, struct server_fault *fault);
+
+/* The run is over: from now on every inbox POST is cut (its connection reset) and counted,
+ * not answered, and the attempts record takes no more (inbound_json reads a final one).
+ * Called before the results are read, so that a delivery the target saw answered is one the
+ * results hold. Thread-safe. */
+void inbound_close_inboxes(struct inbound *in);
+/* Inbox POSTs cut after inbound_close_inboxes. */
+uint64_t inbound_refused_after_close(struct inbound *in);
 /* server_hooks.inbox_flight: an inbox POST began or ended (the fan-out's concurrency). */
 void inbound_flight_hook(void *ctx, int instance, int delta);
 

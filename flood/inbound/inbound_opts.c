@@ -41,7 +41,8 @@ const struct opt inbound_opt_rows[] = {
     {"population", OPT_CUSTOM, "SPEC", .set = set_population,
      .help = "instance classes, shares of the crowd's instances by a seeded shuffle: "
              "fast=85,slow=10:1s-4s,error=3[:429],hang=1,gone=1[,seed=N]; each class a fault "
-             "on every request of its instances"},
+             "on every request of its instances; sizes=zipf:S (actors per instance and who "
+             "acts by Zipf's law, the total kept), acts=zipf:S|even"},
     {0},
 };
 
@@ -61,8 +62,15 @@ void inbound_opts_free(struct inbound_opts *o)
     free(o->allow);
     free(o->resolve);
     free(o->faults);
+    if (o->population)
+        population_free(o->population);
     free(o->population);
     free(o);
+}
+
+struct population *inbound_opts_population(struct inbound_opts *o)
+{
+    return o ? o->population : NULL;
 }
 
 static void push(char ***list, size_t *n, const char *s)

@@ -16,6 +16,7 @@ struct attempts {
     struct attempt *v;
     size_t n, cap, max;
     uint64_t dropped;
+    int closed; /* attempts_close: no more are taken */
 };
 
 struct attempts *attempts_new(size_t cap)
@@ -35,9 +36,13 @@ void attempts_free(struct attempts *a)
     free(a);
 }
 
-void attempts_add(struct attempts *a, const struct attempt *at)
+int attempts_add(struct attempts *a, const struct attempt *at)
 {
     pthread_mutex_lock(&a->lock);
+    if (a->closed) {
+        pthread_mutex_unlock(&a->lock);
+        return 0;
+    }
     if (a->n == a->cap && a->cap < a->max) {
         size_t cap = a->cap ? a->cap * 2 : 1024;
         a->v = flood_xrealloc(a->v, (cap < a->max ? cap : a->max) * sizeof(*a->v));
@@ -47,6 +52,14 @@ void attempts_add(struct attempts *a, const struct attempt *at)
         a->v[a->n++] = *at;
     else
         a->dropped++;
+    pthread_mutex_unlock(&a->lock);
+    return 1;
+}
+
+void attempts_close(struct attempts *a)
+{
+    pthread_mutex_lock(&a->lock);
+    a->closed = 1;
     pthread_mutex_unlock(&a->lock);
 }
 

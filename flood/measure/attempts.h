@@ -25,6 +25,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sign/err.h"
+
 /* What the crowd answered an attempt, besides an HTTP status. */
 enum {
     ATTEMPT_PASSED = 0, /* no fault fired: the inbox answered (2xx for a good signature) */
@@ -47,8 +49,14 @@ struct attempts;
 struct attempts *attempts_new(size_t cap);
 void attempts_free(struct attempts *a);
 
-/* Record one attempt (thread-safe). */
-void attempts_add(struct attempts *a, const struct attempt *at);
+/* Record one attempt (thread-safe): 1, or 0 once attempts_close was called (the attempt
+ * is not taken: the caller refuses it, so that every attempt a target saw answered is in
+ * the record). */
+int attempts_add(struct attempts *a, const struct attempt *at) FLOOD_WUR;
+
+/* Take no more attempts (thread-safe): the record is final, before it is read at the end
+ * of a run. */
+void attempts_close(struct attempts *a);
 
 /* The delivery key of an inbox POST: FNV-1a over host, path and digest (any may be NULL). */
 uint64_t attempts_key(const char *host, const char *path, const char *digest);

@@ -57,6 +57,19 @@ void report_retry_summary(FILE *f, const json_t *inbound)
                 num(rc, "retry_after", "honoured", NULL), num(rc, "retry_after", "early", NULL),
                 num(rc, "recovery", "recovered", NULL), num(rc, "recovery", "p99_ms", NULL),
                 num(rc, "recovery", "herd_peak_per_s", NULL), num(rc, "never_arrived", NULL, NULL));
+    const json_t *sz = json_object_get(json_object_get(inbound, "population"), "sizes");
+    if (sz)
+        fprintf(f,
+                "\npopulation: %.0f actors on %.0f instances (sizes %s, acts %s): the biggest "
+                "instance %.0f actors (instance %.0f), the median %.0f, half the actors on %.0f "
+                "instances; the top 10%% of the actors sent %.1f%% of the activity\n",
+                num(sz, "actors", NULL, NULL),
+                num(json_object_get(inbound, "population"), "instances", NULL, NULL),
+                json_string_value(json_object_get(sz, "sizes")),
+                json_string_value(json_object_get(sz, "acts")), num(sz, "biggest", NULL, NULL),
+                num(sz, "biggest_instance", NULL, NULL), num(sz, "median", NULL, NULL),
+                num(sz, "instances_holding_half", NULL, NULL),
+                num(sz, "top10_drawn_share", NULL, NULL) * 100);
     if (fo)
         fprintf(f,
                 "\nfan-out: %.0f posts, %.0f deliveries (%.0f to %.0f a post), first delivery "

@@ -1,7 +1,6 @@
 /* flood/send/workload.c: what the sender sends (see workload.h for the rules). Choices are pure
- * functions of (seed, seq); the only state is the table of followed pairs (for the
- * Follow/Undo pairing) and a 16-byte record per built activity, from which the object hook
- * rebuilds the exact JSON that was sent. */
+ * functions of (seed, seq); the only state is the table of followed pairs (for Follow/Undo)
+ * and a 16-byte record per built activity, from which the object hook rebuilds its JSON. */
 #include "flood/send/workload_int.h"
 
 #include <inttypes.h>
@@ -188,6 +187,7 @@ struct workload *workload_new_at(struct crowd *crowd, const struct workload_opts
     w->op_offset = workload_rng(&ho);
     w->revs = flood_xcalloc((size_t)n_idx, sizeof(*w->revs));
     w->n_flat = (uint32_t)crowd->opts.instances * (uint32_t)crowd->opts.actors;
+    workload_sizes_absent(w);
     w->depth = o->reply_depth ? o->reply_depth : 3;
     if (w->depth > w->n_flat - 1)
         w->depth = w->n_flat - 1; /* each unseen parent by another actor */
@@ -270,6 +270,8 @@ void workload_free(struct workload *w)
     free(w->poster_pos);
     free(w->young);
     free(w->n_following);
+    free(w->held);
+    free(w->n_held_p);
     free(w->prior);
     free(w->events);
     if (w->state_paths)
@@ -478,61 +480,6 @@ static enum op_kind draw_op(const struct workload *w, uint64_t seq)
     return OP_CREATE;
 }
 
-/* Whether a kind can be sent now (the kinds workload_new lets through always can, but
- * these, which need something earlier runs or activities made). */
-static int sendable(const struct workload *w, enum op_kind op)
-{
-    switch (op) {
-    case OP_UPDATE:
-    case OP_DELETE:
-        return w->n_posters > 0;
-    case OP_UNDO:
-    case OP_REFOLLOW:
-        return w->n_dense > 0;
-    case OP_FOLLOW:
-        return w->n_dense < (uint64_t)(w->n_flat - w->n_gone) * w->n_p;
-    case OP_DELETE_ACTOR:
-        return w->n_gone + 1 < w->n_flat;
-    default:
-        return 1;
-    }
-}
-
-/* What a kind that cannot be sent is sent as. */
-static enum op_kind stand_in(const struct workload *w, enum op_kind op)
-{
-    switch (op) {
-    case OP_UNDO:
-    case OP_REFOLLOW:
-        return OP_FOLLOW;
-    case OP_FOLLOW:
-        return w->o.refollow == WORKLOAD_REFOLLOW_UNDO_FIRST ? OP_UNDO : OP_REFOLLOW;
-    default:
-        return OP_CREATE;
-    }
-}
-
-/* The kind sent for a draw: the drawn one, a stand-in when it cannot be sent (owed), or an
- * owed kind that the drawn one stood in for and that can be sent now. *how: 0, 1 fell, 2
- * repaid. */
-static enum op_kind settle_op(struct workload *w, enum op_kind op, int *how)
-{
-    *how = 0;
-    if (!sendable(w, op)) {
-        w->owed[op]++;
-        *how = 1;
-        return stand_in(w, op);
-    }
-    for (int k = 0; k < OP__COUNT; k++) {
-        if (w->owed[k] && stand_in(w, (enum op_kind)k) == op && sendable(w, (enum op_kind)k)) {
-            w->owed[k]--;
-            *how = 2;
-            return (enum op_kind)k;
-        }
-    }
-    return op;
-}
-
 static int followed(const struct workload *w, uint32_t idx, uint32_t persona)
 {
     return workload_pair_find(w, ((uint64_t)idx << 32) | persona) != (size_t)-1;
@@ -546,14 +493,14 @@ static void free_pair(const struct workload *w, uint32_t *idx, uint32_t *persona
     uint32_t live = w->n_flat - w->n_gone;
     for (uint32_t pk = 0; pk < w->n_p; pk++) {
         uint32_t p = (uint32_t)((*persona + pk) % w->n_p);
-        if (w->n_following[p] >= live)
+        if (w->n_following[p] + (w->n_held_p ? w->n_held_p[p] : 0) >= live)
             continue;
         uint32_t f = workload_flat(w, *idx);
         for (uint32_t k = 0; k < w->n_flat; k++) {
             int instance, actor;
             workload_unflat(w, (f + k) % w->n_flat, &instance, &actor);
             uint32_t j = (uint32_t)crowd_actor_index(w->crowd, instance, actor);
-            if (!w->revs[j].gone && !followed(w, j, p)) {
+            if (!w->revs[j].gone && !followed(w, j, p) && !workload_held_out(w, j, p)) {
                 *idx = j;
                 *persona = p;
                 return;
@@ -620,8 +567,7 @@ static void decide_more(struct workload *w, uint64_t *rng, uint64_t seq, enum op
     }
 }
 
-/* Whether a followed pair's Follow was sent REFOLLOW_AGE_S before t_now (or by an earlier
- * run). */
+/* Whether a followed pair's Follow was sent REFOLLOW_AGE_S before t_now (or by an earlier run) */
 static int pair_aged(struct workload *w, const struct pair *pr, int64_t t_now)
 {
     const struct entry *e = pr->prior ? NULL : workload_entry(w, pr->follow_seq, 0);
@@ -640,8 +586,11 @@ static void decide_follow(struct workload *w, uint64_t *rng, uint64_t seq, int64
     }
     /* an Undo or a refollow: of a followed pair drawn uniformly (settle_op saw one); a
      * refollow's pair preferably followed REFOLLOW_AGE_S before or by an earlier run, so that
-     * the target has taken the first Follow (a few draws, else the last drawn) */
+     * the target has taken the first Follow (a few draws, else the last drawn); with
+     * --refollow alternate an Undo's pair one an earlier run followed */
     size_t d = (size_t)below(rng, w->n_dense);
+    if (*op == OP_UNDO && w->o.refollow == WORKLOAD_REFOLLOW_ALTERNATE)
+        d = workload_prior_pair(w, d);
     for (int tries = 0; *op == OP_REFOLLOW && tries < 8 && !pair_aged(w, &w->dense[d], t_now);
          tries++)
         d = (size_t)below(rng, w->n_dense);
@@ -650,6 +599,7 @@ static void decide_follow(struct workload *w, uint64_t *rng, uint64_t seq, int64
     *persona = (uint32_t)pr.key;
     if (*op == OP_REFOLLOW) { /* still followed; a later Undo embeds this Follow */
         w->dense[d].follow_seq = seq;
+        w->n_prior_dense -= w->dense[d].prior != 0;
         w->dense[d].prior = 0;
         return;
     }
@@ -659,10 +609,12 @@ static void decide_follow(struct workload *w, uint64_t *rng, uint64_t seq, int64
         *ref = pr.prior - 1;
     } else if (seq - pr.follow_seq <= UINT32_MAX) {
         *ref = (uint32_t)(seq - pr.follow_seq);
-    } else {
-        *op = OP_FOLLOW; /* too far back to record: follow afresh (the pair is free) */
+    } else { /* too far back to record: follow afresh (the pair is free) */
+        *op = OP_FOLLOW;
         workload_pair_add(w, pr.key, seq, 0);
     }
+    if (*op == OP_UNDO)
+        workload_hold_out(w, *idx, *persona); /* alternate: a later run follows it again */
 }
 
 /* Decide activity seq: fills e (under the lock; updates the followed pairs), the kind drawn
@@ -673,12 +625,13 @@ static void decide(struct workload *w, uint64_t seq, int64_t when_ns, struct ent
     time_t when = (time_t)(when_ns / 1000000000);
     uint64_t rng = w->o.seed ^ seq;
     enum op_kind op = draw_op(w, seq);
-    int instance = 1 + (int)below(&rng, (uint64_t)w->crowd->opts.instances);
-    int actor = 1 + (int)below(&rng, (uint64_t)w->crowd->opts.actors);
+    int instance, actor;
+    workload_draw_actor(w, &rng, &instance, &actor);
     if (seq < w->o.n_pin) { /* a replay: the origin's instance, and the type when known */
         int pi = w->o.pin_instance[seq], po = w->o.pin_op[seq];
         if (pi >= 1 && pi <= w->crowd->opts.instances)
             instance = pi;
+        actor = workload_actor_in(w, instance, actor);
         if (po >= 0 && po < OP__COUNT &&
             !((po == OP_LIKE || po == OP_EMOJI_REACT) && w->n_likeable == 0) &&
             !((po == OP_ANNOUNCE || po == OP_REPLY) && w->n_likeable == 0 && w->depth == 0) &&
@@ -688,7 +641,7 @@ static void decide(struct workload *w, uint64_t seq, int64_t when_ns, struct ent
     int64_t off = (int64_t)when - (int64_t)w->start;
     age_posts(w, off - POST_AGE_S);
     *drawn = op;
-    op = settle_op(w, op, how);
+    op = workload_settle_op(w, op, how);
     uint32_t persona = (uint32_t)below(&rng, w->n_p);
     uint32_t ref = 0, flags = 0;
     /* a deleted actor sends nothing more: the next one standing sends it */

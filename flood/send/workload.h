@@ -29,6 +29,7 @@ struct persona {
 };
 
 struct wf_content_profile;
+struct sizes;
 
 struct workload_opts {
     uint64_t seed;
@@ -51,12 +52,23 @@ struct workload_opts {
     uint64_t n_pin;
     /* --refollow: a Follow drawn when every crowd actor already follows the persona is sent
      * as a refollow (WORKLOAD_REFOLLOW_REPEAT, the default) or as the Undo of one of those
-     * follows (WORKLOAD_REFOLLOW_UNDO_FIRST), whose pair the next Follow takes */
+     * follows (WORKLOAD_REFOLLOW_UNDO_FIRST), whose pair the next Follow takes; or
+     * (WORKLOAD_REFOLLOW_ALTERNATE) as the Undo of a follow an earlier run made, whose pair
+     * this run never follows again: a later run's Follow takes it, once the target has long
+     * had the Undo (capacity's steps); while follows of earlier runs stand, every second
+     * Follow drawn is sent as such an Undo */
     int refollow;
     /* the folder the follow state is kept in (the crowd's --state); NULL: not kept */
     const char *state_dir;
+    /* --population sizes=/acts= (crowd/sizes.h), laid out for this crowd, or NULL: who acts
+     * is drawn from it, the grid's actors past their instance's size never act (borrowed) */
+    struct sizes *sizes;
 };
-enum { WORKLOAD_REFOLLOW_REPEAT = 0, WORKLOAD_REFOLLOW_UNDO_FIRST = 1 };
+enum {
+    WORKLOAD_REFOLLOW_REPEAT = 0,
+    WORKLOAD_REFOLLOW_UNDO_FIRST = 1,
+    WORKLOAD_REFOLLOW_ALTERNATE = 2,
+};
 
 /* One built activity, ready to sign. Strings are owned by the item (workload_item_free). */
 struct workload_item {

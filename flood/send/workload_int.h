@@ -146,6 +146,13 @@ struct workload {
     uint64_t *young; /* Creates not aged in yet (age_posts), from young_head on */
     size_t young_head, n_young, cap_young;
     uint32_t *n_following; /* per persona */
+    /* --refollow alternate: the pairs this run undid (a bit each, idx * n_p + persona),
+     * never followed again in it; how many, in all and per persona */
+    uint8_t *held;
+    uint64_t n_held;
+    uint32_t *n_held_p;
+    uint64_t n_prior_dense; /* followed pairs an earlier run left (prior != 0) */
+    uint64_t alt_flip;      /* alternate: Follows drawn while n_prior_dense > 0 */
     uint64_t owed[OP__COUNT];
     /* of the activities built to send: drawn as [from], sent as [to] for want of what
      * [from] needs (fell) or to make up an earlier such fall of [to] (repaid) */
@@ -205,6 +212,23 @@ int workload_due_deleted(const struct workload *w, uint64_t create, uint32_t per
                          int64_t now_ns);
 uint64_t workload_due_actor_at(const struct workload *w, uint32_t idx, int64_t now_ns);
 void workload_due_free(struct workload *w);
+/* --population sizes= (o.sizes): the grid's actors past their instance's size counted gone
+ * from the start (never sending; still served: their gone_ns never comes). */
+void workload_sizes_absent(struct workload *w);
+/* The actor that sends next, from *rng: by o.sizes' law, else uniform over the grid. */
+void workload_draw_actor(const struct workload *w, uint64_t *rng, int *instance, int *actor);
+/* actor, or with o.sizes one of instance's own when actor is past its size (a replay). */
+int workload_actor_in(const struct workload *w, int instance, int actor);
+/* The kind sent for a draw: the drawn one, a stand-in when it cannot be sent (owed), or an
+ * owed kind that the drawn one stood in for and that can be sent now. *how: 0, 1 fell, 2
+ * repaid. */
+enum op_kind workload_settle_op(struct workload *w, enum op_kind op, int *how);
+/* The first followed pair from dense place d on (circling) that an earlier run left, else d. */
+size_t workload_prior_pair(const struct workload *w, size_t d);
+/* --refollow alternate: pair (idx, persona) undone by this run, held out of its Follows
+ * (nothing in the other modes); whether a pair is held out. */
+void workload_hold_out(struct workload *w, uint32_t idx, uint32_t persona);
+int workload_held_out(const struct workload *w, uint32_t idx, uint32_t persona);
 /* Flat crowd actor f (0..n_flat-1) of an actor index, and back. */
 uint32_t workload_flat(const struct workload *w, uint32_t idx);
 void workload_unflat(const struct workload *w, uint32_t f, int *instance, int *actor);

@@ -425,8 +425,11 @@ void workload_notes(struct workload *w, char *buf, size_t size)
             w->o.refollow == WORKLOAD_REFOLLOW_UNDO_FIRST
                 ? "each Follow is sent after an Undo of one of those follows (--refollow "
                   "undo-first)"
+            : w->o.refollow == WORKLOAD_REFOLLOW_ALTERNATE
+                ? "Follows are sent as Undos of older follows, whose actors follow again in a "
+                  "later run (--refollow alternate)"
                 : "Follows are sent as refollows, counted apart (--refollow undo-first sends an "
-                  "Undo first, or use another --state)",
+                  "Undo first, alternate an Undo for a later run, or use another --state)",
             "\n");
     }
     pthread_mutex_unlock(&w->lock);

@@ -20,6 +20,8 @@ import { Store } from "./lib/store.mjs";
 
 const VERSION = "0.1.0";
 const MAX_BODY = 1024 * 1024; /* Mastodon's inbox limit: 413 above 1 MB */
+/* The admin routes' limit: 50,000 followers set up at once are a 7 MB body */
+const ADMIN_MAX_BODY = 64 * 1024 * 1024;
 
 const USAGE = `usage: node server.mjs [options]
   --listen ADDR:PORT         where to listen (default 127.0.0.1:0; port 0 picks one)
@@ -727,7 +729,7 @@ async function main() {
             const scheme = new URL(webOrigin).protocol;
             const url = new URL(req.url, `${scheme}//${req.headers.host ?? new URL(webOrigin).host}`);
             const isInbox = req.method === "POST" && /^\/(inbox|users\/[^/]+\/inbox)$/.test(url.pathname);
-            const body = await readBody(req, MAX_BODY);
+            const body = await readBody(req, url.pathname.startsWith("/admin/") ? ADMIN_MAX_BODY : MAX_BODY);
             if (url.pathname === "/stats" && req.method === "GET") return send(res, 200, statsJson());
             if (url.pathname.startsWith("/admin/")) {
                 if (body === null) return send(res, 413, { error: "body too large" });

@@ -67,10 +67,15 @@ static void test_curve(void)
 static void test_record(void)
 {
     struct attempts *a = attempts_new(3);
+    int taken = 0;
     for (int i = 0; i < 5; i++) {
         struct attempt at = {.t_ms = i * 1000, .key = 7, .status = i < 4 ? 503 : 0};
-        attempts_add(a, &at);
+        taken += attempts_add(a, &at);
     }
+    CHECK(taken == 5, "every attempt taken while the record is open (past the cap: dropped)");
+    attempts_close(a);
+    struct attempt late = {.t_ms = 9000, .key = 7, .status = 0};
+    CHECK(attempts_add(a, &late) == 0, "a closed record takes no attempt");
     json_t *j = attempts_json(a, 0);
     CHECK(j && json_integer_value(json_object_get(j, "attempts")) == 3 &&
               json_integer_value(json_object_get(j, "dropped")) == 2,

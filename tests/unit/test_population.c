@@ -42,7 +42,8 @@ static void test_parse(void)
           "hang takes no argument: %s", refusal("hang=1:5s"));
     CHECK(strstr(refusal("slow=x"), "population 'slow': expected a share"), "slow=x refused: %s",
           refusal("slow=x"));
-    CHECK(strstr(refusal("dead=5"), "population: class: expected one of fast, slow, error, hang, "
+    CHECK(strstr(refusal("dead=5"), "population: class (else sizes=, acts=, seed=): expected one "
+                                    "of fast, slow, error, hang, "
                                     "gone"),
           "an unknown class: %s", refusal("dead=5"));
     CHECK(strstr(refusal("fast=90,slow=20"), "add up to 110%"), "shares over 100%%: %s",

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "flood/core/fsutil.h"
+#include "flood/crowd/sizes.h"
 #include "flood/send/workload.h"
 #include "tests/check.h"
 #include "webfinger/activity.h"
@@ -153,6 +154,55 @@ static void mix_kept(void)
               json_array_size(sub));
         json_decref(m);
         workload_free(w);
+    }
+}
+
+/* --population sizes=zipf:1.1: 200 actors on 20 instances, the biggest 57 (the grid 20 x
+ * 57): each kind still within 1 point over 2,000, every sender one of its instance's live
+ * actors, and the busiest tenth of the actors sending most. */
+static void mix_kept_skewed(void)
+{
+    static const char *const mixes[] = {
+        "create=50,delete=50",
+        "create=35,like=10,follow=10,announce=10,reply=10,update=10,delete=5,question=5,vote=5",
+        "create=40,follow=20,undo=10,refollow=10,delete=20",
+    };
+    for (size_t r = 0; r < sizeof(mixes) / sizeof(mixes[0]); r++) {
+        struct sizes sz = {.size_s = 1.1};
+        struct flood_err err = {0};
+        if (sizes_layout(&sz, 20, 10, 7, &err))
+            return;
+        struct crowd c = crowd_of(20, sz.width);
+        struct workload_opts o = {.seed = 3 + r, .unseen_pct = 50, .sizes = &sz};
+        CHECK(workload_parse_mix(mixes[r], o.mix, &err) == 0, "--mix %s parses", mixes[r]);
+        struct workload *w = workload_new_at(&c, &o, personas, 2, 1764493200, &err);
+        CHECK(w != NULL, "a skewed crowd's workload (%s)", err.msg);
+        if (!w)
+            continue;
+        unsigned ops[OP__COUNT] = {0};
+        int dead = 0;
+        for (uint64_t n = 0; n < 2000; n++) {
+            struct workload_item it;
+            if (workload_build_at(w, n, 1764493200 + (time_t)(n / 5), &it, &err) < 0)
+                break;
+            ops[it.op]++;
+            json_t *j = parse(it.body);
+            int i = 0, a = 0;
+            if (sscanf(jstr(j, "actor"), "https://flood%d.test/users/user%d", &i, &a) != 2 ||
+                !sizes_live(&sz, i, a))
+                dead++;
+            json_decref(j);
+            workload_item_free(&it);
+        }
+        shares_within(mixes[r], o.mix, ops, 2000);
+        CHECK(dead == 0, "skewed: every sender a live actor of its instance (%d not)", dead);
+        json_t *sj = sizes_json(&sz);
+        CHECK(json_real_value(json_object_get(sj, "top10_drawn_share")) > 0.5,
+              "skewed: the top tenth of the actors drew %.2f of the activity",
+              json_real_value(json_object_get(sj, "top10_drawn_share")));
+        json_decref(sj);
+        workload_free(w);
+        sizes_clear(&sz);
     }
 }
 
@@ -358,6 +408,41 @@ static void follow_state(void)
           ids[0]);
     workload_free(w);
 
+    /* --refollow alternate over a state of its own: run A follows with all 9 actors, then
+     * has nothing an earlier run followed to undo (never an Undo racing its own run's Follow):
+     * Creates, counted; run B undoes run A's follows; run C follows with the pairs B undid,
+     * the second draw undoing the last of A's follows */
+    char dir2[] = "/tmp/flood-test-follows-XXXXXX";
+    CHECK(mkdtemp(dir2) != NULL, "another temporary state folder");
+    static const struct {
+        time_t start;
+        uint64_t n;
+        const char *want; /* f follow, u undo, c create */
+    } alt[] = {
+        {3000000, 14, "fffffffffccccc"}, {3000100, 8, "uuuuuuuu"}, {3000200, 10, "fufffffffc"}};
+    for (int r = 0; r < 3; r++) {
+        w = state_run(&c, dir2, WORKLOAD_REFOLLOW_ALTERNATE, alt[r].start, alt[r].n, types, ids);
+        char got[16] = "";
+        for (uint64_t k = 0; w && k < alt[r].n; k++)
+            got[k] = types[k][0];
+        CHECK_STR(got, alt[r].want, "alternate, run %c: %s", 'A' + r,
+                  r == 0   ? "9 Follows, then Creates (nothing of an earlier run to undo)"
+                  : r == 1 ? "every draw an Undo of run A's follows"
+                           : "the 8 pairs run B undid follow again, every second draw an "
+                             "Undo while run A's follows stand");
+        if (r == 1) {
+            m = w ? workload_mix_json(w) : NULL;
+            CHECK(json_integer_value(json_object_get(
+                      json_object_get(json_object_get(m, "kinds"), "undo"), "sent")) == 8,
+                  "run B's mix: 8 Undos sent for 8 Follows asked");
+            json_decref(m);
+        }
+        CHECK(w && workload_state_write(w, &err) == 0, "run %c writes its follow state", 'A' + r);
+        workload_free(w);
+    }
+    snprintf(note, sizeof(note), "rm -rf %s", dir2);
+    CHECK(system(note) == 0, "the second state folder removed");
+
     /* a malformed state file is refused, naming its line */
     char cmd[1200];
     snprintf(cmd, sizeof(cmd), "f=$(ls %s/follows/*.tsv | head -1) && printf 'x\\ty\\n' >>\"$f\"",
@@ -374,6 +459,7 @@ static void follow_state(void)
 int main(void)
 {
     mix_kept();
+    mix_kept_skewed();
     shards_same();
     infeasible();
     refusals();

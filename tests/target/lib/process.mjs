@@ -27,6 +27,15 @@ export function makeProcessor({ store, stats, context: ctx, followups, ignoreRep
 
     function localOf(uri) {
         if (!uri) return null;
+        /* Fedify's parseUri takes a URL: an embedded object's id comes as a string (an
+         * Undo's Follow), which it would never match */
+        if (typeof uri === "string") {
+            try {
+                uri = new URL(uri);
+            } catch {
+                return null;
+            }
+        }
         const parsed = ctx.parseUri(uri);
         if (parsed?.type !== "actor") return null;
         return store.locals.get(parsed.identifier) ?? null;
