@@ -192,6 +192,7 @@ static void test_inbound(void)
 {
     struct fanout *fs[2] = {fanout_new(50), fanout_new(50)}, *fo = fanout_new(50);
     struct attempts *as[2] = {attempts_new(1000), attempts_new(1000)}, *ao = attempts_new(1000);
+    int taken_all = 1;
     for (int i = 0; i < 300; i++) {
         char id[64];
         snprintf(id, sizeof(id), "https://t/p/%u", next(20));
@@ -205,9 +206,10 @@ static void test_inbound(void)
                             .instance = 1 + (int)next(50),
                             .status = st[next(5)],
                             .retry_after = (int32_t)next(3)};
-        attempts_add(as[k], &a);
-        attempts_add(ao, &a);
+        if (attempts_add(as[k], &a) != 1 || attempts_add(ao, &a) != 1)
+            taken_all = 0;
     }
+    CHECK(taken_all, "every attempt taken by the open records");
     json_t *pop = json_pack("{s:s, s:I, s:i}", "spec", "fast=90,error=10", "seed", (json_int_t)7,
                             "instances", 50);
     json_t *runs[2];
