@@ -654,29 +654,6 @@ static void dash_finish_at(struct dash *d, const char *out)
     dash_finish(d, path);
 }
 
-/* run.json's "shard": which share of which run this process sent (flood merge checks it). */
-static json_t *run_shard_json(struct run *r)
-{
-    struct run_opts *ro = &r->ro;
-    uint64_t n = ro->shard_n ? ro->shard_n : 1;
-    char fp[17];
-    run_shard_fingerprint(r->config, n, ro->start_at, fp);
-    struct sched all = r->sc;
-    sched_set_shard(&all, 0, 0);
-    json_t *o = json_object();
-    json_object_set_new(o, "index", json_integer((json_int_t)ro->shard_k));
-    json_object_set_new(o, "count", json_integer((json_int_t)n));
-    json_object_set_new(o, "start_at", ro->start_at ? json_integer(ro->start_at) : json_null());
-    json_object_set_new(o, "run",
-                        json_integer((json_int_t)(workload_id_seq(r->w, 0) >> WORKLOAD_RUN_SHIFT)));
-    json_object_set_new(o, "fingerprint", json_string(fp));
-    json_object_set_new(o, "activities", json_integer((json_int_t)sched_total(&all)));
-    json_object_set_new(o, "share", json_integer((json_int_t)sched_shard_total(&r->sc)));
-    json_object_set_new(o, "arrival",
-                        json_string(r->sc.arrival == SCHED_POISSON ? "poisson" : "constant"));
-    return o;
-}
-
 /* The table, the conservation line, run.json and the rest (with the --expect verdicts),
  * report.html; then the metrics hold. The exit code: 0 everything written and conserved,
  * 1 not, 3 written but an expectation failed. */
@@ -692,7 +669,8 @@ static int run_results(struct run *r)
         snprintf(rate_text, sizeof(rate_text), "%s", ro->stages);
     else
         snprintf(rate_text, sizeof(rate_text), "%g/s", ro->rate);
-    json_t *shard_j = run_shard_json(r);
+    json_t *shard_j = run_shard_json(r->config, r->ro.shard_k, r->ro.shard_n, r->ro.start_at,
+                                     &r->sc, workload_id_seq(r->w, 0) >> WORKLOAD_RUN_SHIFT);
     json_t *mix_j = workload_mix_json(r->w); /* asked and sent shares, refollows */
     json_t *pres_j = ro->presign_s ? presign_json(&r->pres) : NULL;
     if (workload_state_write(r->w, &err)) /* the follow state, for the next run */

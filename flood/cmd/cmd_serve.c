@@ -218,6 +218,26 @@ static void serve_wait(const sigset_t *set, struct dash *dash, struct dash_crowd
     }
 }
 
+/* serve's closing lines on stderr: its requests by status, the name server's queries (ds
+ * NULL without --dns), and TLS answers cut, said even with --quiet. */
+static void serve_closing(const struct server_stats *st, const struct dns_stats *ds)
+{
+    if (!serve_a.quiet)
+        fprintf(stderr,
+                "serve: %llu requests: %llu 2xx, %llu 3xx, %llu 4xx, %llu 5xx; %llu for unknown "
+                "hosts, %llu too large, %llu faulted\n",
+                st->requests, st->by_status[2], st->by_status[3], st->by_status[4],
+                st->by_status[5], st->bad_host, st->too_large, st->faults);
+    if (ds && !serve_a.quiet) {
+        fputs("serve: ", stderr);
+        results_dns_line(stderr, ds, 0);
+    }
+    if (st->unflushed) /* a fault of the run, said even with --quiet */
+        fprintf(stderr,
+                "serve: %llu TLS answers found their socket full for a second: connections cut\n",
+                st->unflushed);
+}
+
 int cmd_serve(int argc, char **argv)
 {
     struct crowd_opts co;
@@ -337,20 +357,7 @@ int cmd_serve(int argc, char **argv)
         egress_free(eg);
     }
     fetches_free(sctx.fetches);
-    if (!serve_a.quiet)
-        fprintf(stderr,
-                "serve: %llu requests: %llu 2xx, %llu 3xx, %llu 4xx, %llu 5xx; %llu for unknown "
-                "hosts, %llu too large, %llu faulted\n",
-                st.requests, st.by_status[2], st.by_status[3], st.by_status[4], st.by_status[5],
-                st.bad_host, st.too_large, st.faults);
-    if (have_dns && !serve_a.quiet) {
-        fputs("serve: ", stderr);
-        results_dns_line(stderr, &ds, 0);
-    }
-    if (st.unflushed) /* a fault of the run, said even with --quiet */
-        fprintf(stderr,
-                "serve: %llu TLS answers found their socket full for a second: connections cut\n",
-                st.unflushed);
+    serve_closing(&st, have_dns ? &ds : NULL);
     crowd_free(crowd);
     inbound_opts_free(io);
     return 0;

@@ -10,6 +10,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "flood/send/sched.h"
+
 int run_shard_parse(const char *s, uint64_t *k, uint64_t *n, struct flood_err *err)
 {
     char *end;
@@ -108,4 +110,25 @@ void run_shard_fingerprint(json_t *config, uint64_t n, int64_t start_at, char he
     free(text);
     for (int i = 0; i < 8; i++)
         snprintf(hex + 2 * i, 3, "%02x", md[i]);
+}
+
+json_t *run_shard_json(json_t *config, uint64_t k, uint64_t n, int64_t start_at,
+                       const struct sched *sc, uint64_t run)
+{
+    n = n ? n : 1;
+    char fp[17];
+    run_shard_fingerprint(config, n, start_at, fp);
+    struct sched all = *sc;
+    sched_set_shard(&all, 0, 0);
+    json_t *o = json_object();
+    json_object_set_new(o, "index", json_integer((json_int_t)k));
+    json_object_set_new(o, "count", json_integer((json_int_t)n));
+    json_object_set_new(o, "start_at", start_at ? json_integer(start_at) : json_null());
+    json_object_set_new(o, "run", json_integer((json_int_t)run));
+    json_object_set_new(o, "fingerprint", json_string(fp));
+    json_object_set_new(o, "activities", json_integer((json_int_t)sched_total(&all)));
+    json_object_set_new(o, "share", json_integer((json_int_t)sched_shard_total(sc)));
+    json_object_set_new(o, "arrival",
+                        json_string(sc->arrival == SCHED_POISSON ? "poisson" : "constant"));
+    return o;
 }

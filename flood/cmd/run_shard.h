@@ -28,4 +28,11 @@ int run_shard_parse_start(const char *s, int64_t now, int64_t *out,
  * hex[17]. */
 void run_shard_fingerprint(json_t *config, uint64_t n, int64_t start_at, char hex[17]);
 
+struct sched;
+/* run.json's "shard" (new reference): which share (shard k of n, 0: unsharded) of which run
+ * (its id, the workload's run bits) this process sent, the fingerprint of config (borrowed),
+ * the common start, and the whole run's and this share's activities from sc (borrowed). */
+json_t *run_shard_json(json_t *config, uint64_t k, uint64_t n, int64_t start_at,
+                       const struct sched *sc, uint64_t run);
+
 #endif

@@ -32,25 +32,6 @@
 
 /* ---- counters ------------------------------------------------------------------------ */
 
-enum reason {
-    R_MISSING,
-    R_SYNTAX,
-    R_ALGORITHM,
-    R_NOT_COVERED,
-    R_DIGEST,
-    R_DATE,
-    R_MISMATCH,
-    R_KEY,
-    R_KEY_FETCH,
-    R_HOST_NOT_ALLOWED,
-    R_ACTOR_MISMATCH,
-    R_BAD_JSON,
-    R_TOO_DEEP,
-    R_NOT_ACTIVITY,
-    R_CONTENT_TYPE,
-    R_EMPTY_BODY,
-    R__COUNT
-};
 static const char *const reason_names[R__COUNT] = {
     "missing",  "syntax",       "algorithm",    "not_covered",      "digest",         "date",
     "mismatch", "key",          "key_fetch",    "host_not_allowed", "actor_mismatch", "bad_json",
@@ -59,46 +40,10 @@ static const char *const reason_names[R__COUNT] = {
 static const char *const type_names[] = {"Create", "Announce", "Update", "Delete", "Undo",
                                          "Like",   "Follow",   "Accept", "Reject", "Add",
                                          "Remove", "Block",    "Move",   "Flag",   "EmojiReact"};
-#define N_TYPES (sizeof(type_names) / sizeof(type_names[0]))
+#define N_TYPES INBOUND_N_TYPES
+_Static_assert(sizeof(type_names) / sizeof(type_names[0]) == INBOUND_N_TYPES,
+               "INBOUND_N_TYPES counts type_names");
 #define T_OTHER N_TYPES
-
-struct dupset {
-    uint64_t *slots[2]; /* [cur], [old] */
-    size_t count;       /* in the current generation */
-    int cur;
-};
-
-struct inbound {
-    struct crowd *crowd;
-    struct probes *probes;
-    _Atomic(struct workload *) workload;
-    struct keycache *kc;
-    struct deliver *dl;
-    struct fault_rule *faults; /* the --fault rules, then rules switched on at run time */
-    size_t n_cli_faults;       /* how many came from --fault */
-    _Atomic size_t n_faults;   /* published after the rule is written (inbound_fault_switch) */
-    _Atomic unsigned char *fault_on; /* per rule: 0 switched off */
-    int log_deliveries, no_verify;
-    uint64_t t0_us;            /* the crowd's start: the faults' from= and until= count from it */
-    struct attempts *attempts; /* inbox POSTs to faulted instances: the retry curve */
-    struct population pop;     /* --population (pop.class_of NULL without) */
-    struct fanout *fanout;     /* each Create's deliveries: the target's fan-out */
-
-    _Atomic uint64_t deliveries[N_TYPES + 1], rejected[R__COUNT];
-    _Atomic uint64_t accepted, accepted_unverified, accepts, rejects, follows_received, unfollows,
-        duplicates, accept_no_inbox, answers_unknown;
-    _Atomic uint64_t faulted_delay, faulted_status, faulted_reset, faulted_hang;
-    _Atomic int inboxes_closed;           /* inbound_close_inboxes: the run is over */
-    _Atomic uint64_t refused_after_close; /* inbox POSTs cut after it */
-
-    pthread_mutex_t lock; /* the histogram, the duplicate set, the live line */
-    struct hist *lag;
-    struct hist *lag_split[2]; /* [0] instances without an inbox fault, [1] with one */
-    struct dupset dups;
-    uint64_t live_last_total, live_last_us;
-};
-
-static int inbox_faulted(struct inbound *in, int inst);
 
 /* 1 when id was seen recently (and remember it). Caller holds in->lock. */
 static int dup_seen(struct dupset *d, const char *id)
@@ -493,7 +438,7 @@ int inbound_handle(struct inbound *in, const struct inbound_req *r, struct wf_do
     int64_t pub;
     int has_pub = a.published && inbound_parse_time(a.published, &pub) == 0;
     int64_t now = clock_wall_us();
-    int faulted = inbox_faulted(in, r->instance);
+    int faulted = inbound_inbox_faulted(in, r->instance);
     pthread_mutex_lock(&in->lock);
     int dup = a.id && dup_seen(&in->dups, a.id);
     if (has_pub) {
@@ -539,191 +484,6 @@ int inbound_inbox_hook(void *ctx, const struct server_req *req, struct wf_doc *o
                             .instance = req->route.instance,
                             .actor = req->route.kind == WF_ROUTE_INBOX ? req->route.actor : -1};
     return inbound_handle(in, &r, out);
-}
-
-/* ---- faults -------------------------------------------------------------------------- */
-
-/* fault_decide over the rules switched on, combined as it combines them: delays add, the
- * first status wins, reset and hang are kept. */
-static int decide_switched(struct inbound *in, size_t n, int inst, unsigned scope,
-                           struct fault_effect *eff)
-{
-    int fired = 0;
-    long now_ms = (long)((clock_mono_us() - in->t0_us) / 1000);
-    memset(eff, 0, sizeof(*eff));
-    for (size_t i = 0; i < n; i++) {
-        struct fault_effect one;
-        if (!atomic_load_explicit(&in->fault_on[i], memory_order_relaxed) ||
-            !fault_decide(&in->faults[i], 1, inst, scope, now_ms, &one))
-            continue;
-        fired = 1;
-        eff->delay_ms += one.delay_ms;
-        if (one.status && !eff->status) {
-            eff->status = one.status;
-            eff->retry_after = one.retry_after;
-        }
-        eff->reset |= one.reset;
-        eff->hang |= one.hang;
-    }
-    int k = population_class(&in->pop, inst); /* the instance's class, a rule of its own */
-    struct fault_effect one;
-    if (k != POP_FAST && fault_decide(&in->pop.rule[k], 1, inst, scope, now_ms, &one)) {
-        fired = 1;
-        eff->delay_ms += one.delay_ms;
-        eff->status = eff->status ? eff->status : one.status;
-        eff->retry_after = eff->retry_after ? eff->retry_after : one.retry_after;
-        eff->hang |= one.hang;
-    }
-    return fired;
-}
-
-int inbound_fault_switch(struct inbound *in, const char *spec, int on, struct flood_err *err)
-{
-    struct fault_rule r;
-    if (fault_parse(spec, &r, err) || fault_rule_resolve(&r, &in->crowd->wf, err))
-        return -1;
-    pthread_mutex_lock(&in->lock);
-    size_t n = atomic_load(&in->n_faults);
-    int rc = 0;
-    size_t i = 0;
-    while (i < n && strcmp(in->faults[i].spec, r.spec))
-        i++;
-    if (i < n)
-        atomic_store(&in->fault_on[i], (unsigned char)(on != 0));
-    else if (!on) {
-        flood_err_set(err, FLOOD_EINVAL, "fault: no rule '%s' to switch off", spec);
-        rc = -1;
-    } else if (n == in->n_cli_faults + INBOUND_FAULTS_ADDED) {
-        flood_err_set(err, FLOOD_EINVAL, "fault: more than %d rules added", INBOUND_FAULTS_ADDED);
-        rc = -1;
-    } else {
-        in->faults[n] = r;
-        atomic_store(&in->fault_on[n], 1);
-        atomic_store_explicit(&in->n_faults, n + 1, memory_order_release);
-    }
-    pthread_mutex_unlock(&in->lock);
-    return rc;
-}
-
-size_t inbound_faults(struct inbound *in, char (*specs)[FAULT_SPEC_MAX], int *on, size_t max)
-{
-    size_t n = atomic_load_explicit(&in->n_faults, memory_order_acquire);
-    size_t k = 0;
-    for (; k < n && k < max; k++) {
-        snprintf(specs[k], FAULT_SPEC_MAX, "%s", in->faults[k].spec);
-        on[k] = atomic_load(&in->fault_on[k]);
-    }
-    return k;
-}
-
-/* 1 when a --fault rule covers the inbox POSTs of instance inst (delivery lag is split by
- * it: the target's deliveries to healthy instances against those to faulted ones). */
-static int inbox_faulted(struct inbound *in, int inst)
-{
-    size_t n = atomic_load_explicit(&in->n_faults, memory_order_acquire);
-    if (population_class(&in->pop, inst) != POP_FAST)
-        return 1;
-    for (size_t i = 0; i < n && inst >= 1; i++)
-        if (atomic_load_explicit(&in->fault_on[i], memory_order_relaxed) &&
-            (in->faults[i].scope & FAULT_SCOPE_INBOX) && inst >= in->faults[i].first &&
-            inst <= in->faults[i].last)
-            return 1;
-    return 0;
-}
-
-/* An inbox POST to a faulted instance into the attempts record: its delivery (host, path,
- * body digest), when, and what the crowd answered (eff NULL: passed to the inbox). 1, or 0
- * when the record is closed (the POST is then cut, never answered). */
-static int record_attempt(struct inbound *in, const struct server_req *req, int inst,
-                          const struct fault_effect *eff)
-{
-    const char *digest = server_req_header(req, "Digest");
-    if (!digest)
-        digest = server_req_header(req, "Content-Digest");
-    struct attempt at = {
-        .t_ms = (int64_t)((clock_mono_us() - in->t0_us) / 1000),
-        .key = attempts_key(req->host, req->path, digest),
-        .instance = inst,
-        .status = !eff          ? ATTEMPT_PASSED
-                  : eff->hang   ? ATTEMPT_HANG
-                  : eff->reset  ? ATTEMPT_RESET
-                  : eff->status ? eff->status
-                                : ATTEMPT_PASSED, /* only delayed: then answered */
-        .retry_after = eff && eff->status ? (int32_t)eff->retry_after : 0,
-    };
-    return attempts_add(in->attempts, &at);
-}
-
-void inbound_close_inboxes(struct inbound *in)
-{
-    atomic_store(&in->inboxes_closed, 1);
-    attempts_close(in->attempts);
-}
-
-uint64_t inbound_refused_after_close(struct inbound *in)
-{
-    return atomic_load(&in->refused_after_close);
-}
-
-/* When the windowed inbox faults end (the latest until=), 0 when none does. */
-static int64_t faults_end_ms(struct inbound *in)
-{
-    size_t n = atomic_load_explicit(&in->n_faults, memory_order_acquire);
-    int64_t end = 0;
-    for (size_t i = 0; i < n; i++)
-        if ((in->faults[i].scope & FAULT_SCOPE_INBOX) && in->faults[i].until_ms > end)
-            end = in->faults[i].until_ms;
-    return end;
-}
-
-void inbound_flight_hook(void *ctx, int instance, int delta)
-{
-    fanout_inflight(((struct inbound *)ctx)->fanout, instance, delta);
-}
-
-int inbound_fault_hook(void *ctx, const struct server_req *req, struct server_fault *fault)
-{
-    struct inbound *in = ctx;
-    size_t n = atomic_load_explicit(&in->n_faults, memory_order_acquire);
-    int closed = atomic_load(&in->inboxes_closed);
-    if (!n && !in->pop.class_of && !closed)
-        return 0;
-    int inst = req->route.instance;
-    if (inst < 1 && req->host)
-        inst = wf_instance_of_host(&in->crowd->wf, req->host);
-    if (inst < 1)
-        return 0;
-    struct fault_effect eff;
-    unsigned scope = fault_scope_of(req->method, req->route.kind, req->path);
-    int fired = decide_switched(in, n, inst, scope, &eff);
-    /* once the run's results are read, the crowd takes no more deliveries: one the attempts
-     * record (closed under its lock) did not take is cut, so every attempt the target saw
-     * answered is in the record */
-    int cut = scope != FAULT_SCOPE_INBOX ? 0
-              : inbox_faulted(in, inst)  ? !record_attempt(in, req, inst, fired ? &eff : NULL)
-                                         : atomic_load(&in->inboxes_closed);
-    memset(fault, 0, sizeof(*fault));
-    if (cut) {
-        fault->reset = 1; /* counted */
-        atomic_fetch_add(&in->refused_after_close, 1);
-        return 1;
-    }
-    if (!fired)
-        return 0;
-    fault->delay_ms = eff.delay_ms;
-    fault->status = eff.status;
-    fault->retry_after = eff.retry_after;
-    fault->reset = eff.reset;
-    fault->hang = eff.hang;
-    if (eff.delay_ms > 0)
-        atomic_fetch_add(&in->faulted_delay, 1);
-    if (eff.status)
-        atomic_fetch_add(&in->faulted_status, 1);
-    if (eff.reset)
-        atomic_fetch_add(&in->faulted_reset, 1);
-    if (eff.hang)
-        atomic_fetch_add(&in->faulted_hang, 1);
-    return 1;
 }
 
 /* ---- reports ------------------------------------------------------------------------- */
@@ -805,7 +565,7 @@ json_t *inbound_json(struct inbound *in)
             set_hist(o, exact, split[k], h);
         }
         /* every attempt at an inbox a fault covered: the target's retry curve */
-        set_new(o, "retry_curve", attempts_json(in->attempts, faults_end_ms(in)));
+        set_new(o, "retry_curve", attempts_json(in->attempts, inbound_faults_end_ms(in)));
     }
     if (in->pop.class_of)
         set_new(o, "population", population_json(&in->pop));
