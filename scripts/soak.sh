@@ -324,7 +324,7 @@ SWITCH_BAD=$(awk -F'\t' 'NR > 1 && $5 !~ /"ok":true/' "$OUT/faults.tsv" | wc -l)
     echo "- RSS: $RSS_A -> $RSS_B KiB ($RSS_G%); descriptors: $FD_A -> $FD_B ($FD_G%); lag p99 (median of the seconds'): $LAG_A -> $LAG_B ms ($LAG_G%; judged within $LIMIT% or 250 ms); limit $LIMIT%."
     echo "- $CONS_LINE"
     echo "- outcomes: $(jq -r '.totals.outcomes | to_entries | map(select(.value > 0) | "\(.key)=\(.value)") | join(" ")' "$R"); shed $(jq .totals.shed "$R"), unfinished $(jq .totals.unfinished "$R"); generator lag p99 $(jq .generator.lag_p99_ms "$R") ms, saturated $(jq .generator.saturated "$R")."
-    echo "- crowd: deliveries $(jq -c '.inbound.deliveries' "$R"), fetches $(jq -c '.fetches.total // {} | {requests, serve_ms}' "$R" 2>/dev/null)."
+    echo "- the crowd's answers to the target: deliveries $(jq -r '.inbound.deliveries | to_entries | map(select(.value > 0) | "\(.key)=\(.value)") | join(" ")' "$R"); fetches (serving time p50/p99 ms over the run, the faults' delays included) $(jq -r '.fetches.by_kind | to_entries | map(select(.value.requests > 0) | "\(.key) \(.value.requests) (\(.value.serve_ms.p50)/\(.value.serve_ms.p99))") | join(", ")' "$R" 2>/dev/null)."
     echo "- host: $(nproc) cores; load average at the start $LOAD0, at the end $LOAD1."
     echo "- verdict: $VERDICT${WHY:+:$WHY}"
     echo
