@@ -286,6 +286,8 @@ static int run_crowd(struct run *r, struct flood_err *err)
         return -1;
     r->probes = probes_new();
     probes_log_on(r->probes); /* follows.tsv: flood merge joins Follows and Accepts */
+    if (r->crowd->state_dir)  /* an hour of Follows on disk, not in the resident set */
+        (void)probes_log_spool(r->probes, r->crowd->state_dir);
     atomic_init(&r->hctx.in, NULL);
     atomic_init(&r->hctx.w, NULL);
     r->fetches = fetches_new();
