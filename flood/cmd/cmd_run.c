@@ -23,6 +23,7 @@
 #include "flood/cmd/run_shard.h"
 #include "flood/core/clock.h"
 #include "flood/core/http.h"
+#include "flood/core/memtrim.h"
 #include "flood/core/steal.h"
 #include "flood/core/url.h"
 #include "flood/crowd/crowd.h"
@@ -44,7 +45,8 @@
 #include "flood/send/target.h"
 #include "flood/send/workload.h"
 
-#define START_DELAY_NS 500000000 /* the signers' head start before the first send */
+#define START_DELAY_NS    500000000 /* the signers' head start before the first send */
+#define MEMTRIM_PERIOD_MS 10000     /* malloc_trim during the run (flood/core/memtrim.h) */
 
 /* The server's hooks share one ctx: this trampoline gives each its own. The workload
  * appears after discovery (the server must answer key fetches during it). */
@@ -220,6 +222,7 @@ static void personas_free(struct persona *p, size_t n)
 struct run {
     struct run_opts ro;
     struct tq_sampler *tq; /* --target-queue, read from the start to the results */
+    struct memtrim *trim;  /* a burst's freed memory handed back while the run sends */
     struct crowd_opts co;
     struct inbound_opts *io;
     struct sched sc;
@@ -531,6 +534,7 @@ static int run_send(struct run *r, struct flood_err *err)
         !(r->tq = tq_sampler_start("run", (const char *const *)r->ro.target_queue,
                                    r->ro.n_target_queue, r->start_mono, r->ro.quiet, err)))
         return -1;
+    RUN_BLOCKED(r, r->trim = memtrim_start(MEMTRIM_PERIOD_MS));
     struct flood_err run_err = {0};
     r->run_rc = sender_run(r->sender, r->start_mono, &r->res, &run_err);
     /* a late signal during the teardown below is ignored rather than fatal */
@@ -685,6 +689,7 @@ static int run_results(struct run *r)
 
 static void run_free(struct run *r)
 {
+    memtrim_stop(r->trim);
     metrics_stop(r->mtr); /* before what its scrapes read: inbound, probes */
     tq_sampler_free(r->tq);
     metrics_pub_free(r->mpub);
