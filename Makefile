@@ -5,6 +5,8 @@
 #   make bench      benchmarks, printed as ratios against references run alongside
 #   make stress     every suite many times in a random order on loaded cores: any flake?
 #   make fuzz       every fuzz harness for FUZZ_SECONDS (default 60) each
+#   make soak       an hour (SOAK_SECONDS) of signed load against the reference target with
+#                   faults switched on and off: does flood's memory, descriptors or lag drift?
 #   make format     reformat with clang-format; make format-check only checks
 #   make deps-check the architecture's order: includes (sign/ <- webfinger/ <- flood/ rooms)
 #                   and no two files calling each other; no file over 850 lines, no
@@ -114,6 +116,10 @@ FUZZ_SECONDS ?= 60
 fuzz: deps
 	@scripts/fuzz.sh $(FUZZ_SECONDS)
 
+# Not part of check or CI: an hour by default (scripts/soak.sh lists its SOAK_* settings).
+soak: deps all
+	@scripts/soak.sh
+
 FORMAT_SRC = $(shell git ls-files --cached --others --exclude-standard '*.c' '*.h' 2>/dev/null)
 format:
 	clang-format -i $(FORMAT_SRC)
@@ -131,7 +137,7 @@ install: $(BUILD)/flood
 clean:
 	rm -rf build build-san build-fuzz
 
-.PHONY: all deps check test demo bench stress fuzz format format-check deps-check install clean
+.PHONY: all deps check test demo bench stress fuzz soak format format-check deps-check install clean
 .SECONDARY:
 
 -include $(LIB_OBJ:.o=.d) $(BUILD)/obj/flood/main.d $(TEST_SRC:tests/unit/%.c=$(BUILD)/obj/tests/unit/%.d) \

@@ -23,6 +23,7 @@
 #include "flood/cmd/run_shard.h"
 #include "flood/core/clock.h"
 #include "flood/core/http.h"
+#include "flood/core/memtrim.h"
 #include "flood/core/steal.h"
 #include "flood/core/url.h"
 #include "flood/crowd/crowd.h"
@@ -46,7 +47,8 @@
 #include "flood/send/target.h"
 #include "flood/send/workload.h"
 
-#define START_DELAY_NS 500000000 /* the signers' head start before the first send */
+#define START_DELAY_NS    500000000 /* the signers' head start before the first send */
+#define MEMTRIM_PERIOD_MS 10000     /* malloc_trim during the run (flood/core/memtrim.h) */
 
 /* The server's hooks share one ctx: this trampoline gives each its own. The workload
  * appears after discovery (the server must answer key fetches during it). */
@@ -222,6 +224,7 @@ static void personas_free(struct persona *p, size_t n)
 struct run {
     struct run_opts ro;
     struct tq_sampler *tq; /* --target-queue, read from the start to the results */
+    struct memtrim *trim;  /* a burst's freed memory handed back while the run sends */
     struct crowd_opts co;
     struct inbound_opts *io;
     struct sched sc;
@@ -311,6 +314,8 @@ static int run_crowd(struct run *r, struct flood_err *err)
         return -1;
     r->probes = probes_new();
     probes_log_on(r->probes); /* follows.tsv: flood merge joins Follows and Accepts */
+    if (r->crowd->state_dir)  /* an hour of Follows on disk, not in the resident set */
+        (void)probes_log_spool(r->probes, r->crowd->state_dir);
     atomic_init(&r->hctx.in, NULL);
     atomic_init(&r->hctx.w, NULL);
     r->fetches = fetches_new();
@@ -605,6 +610,7 @@ static int run_send(struct run *r, struct flood_err *err)
     dash_set_tqueue(r->dash, r->tq); /* the page's chart and /metrics read it too */
     if (r->mpub)
         metrics_pub_set_tqueue(r->mpub, r->tq);
+    RUN_BLOCKED(r, r->trim = memtrim_start(MEMTRIM_PERIOD_MS));
     struct flood_err run_err = {0};
     if (pre == 0)
         r->run_rc = sender_run(r->sender, r->start_mono, &r->res, &run_err);
@@ -747,6 +753,7 @@ static int run_results(struct run *r)
 
 static void run_free(struct run *r)
 {
+    memtrim_stop(r->trim);
     metrics_stop(r->mtr);           /* before what its scrapes read: inbound, probes */
     dash_set_tqueue(r->dash, NULL); /* its page reads the sampler no more */
     tq_sampler_free(r->tq);

@@ -3,19 +3,23 @@
  * second Accept of the same Follow is told apart from an unknown one. */
 #include "flood/measure/probes.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sign/err.h"
 
 #define PROBE_EMPTY UINT64_MAX
 
 struct probe_slot {
-    uint64_t seq; /* PROBE_EMPTY when free */
-    uint64_t sent_us;
-    int answered;
+    uint64_t seq;     /* PROBE_EMPTY when free */
+    uint64_t sent_us; /* with ANSWERED set once answered: 16 bytes a Follow */
 };
+#define ANSWERED (UINT64_C(1) << 63)
 
 struct probes {
     pthread_mutex_t lock;
@@ -28,12 +32,35 @@ struct probes {
     struct probes_event *log; /* probes_log_on: every Follow and answer, in order */
     size_t n_log, cap_log;
     int logging;
+    FILE *spool; /* probes_log_spool: the log in a file instead, n_log entries */
 };
 
 static void log_event(struct probes *p, uint64_t seq, uint64_t us, enum probes_event_kind kind)
 {
     if (!p->logging)
         return;
+    if (p->spool) {
+        struct probes_event ev = {.seq = seq, .us = us, .kind = kind};
+        if (fwrite(&ev, sizeof(ev), 1, p->spool) == 1) {
+            p->n_log++;
+            return;
+        }
+        /* the file cannot grow: what it held goes to memory, and the log stays there */
+        size_t n = 0;
+        struct probes_event *held = NULL;
+        if (!fflush(p->spool)) {
+            held = flood_xmalloc((p->n_log ? p->n_log : 1) * sizeof(*held));
+            n = (size_t)pread(fileno(p->spool), held, p->n_log * sizeof(*held), 0) / sizeof(*held);
+        }
+        fprintf(stderr,
+                "flood: probes: the Follows' log file cannot grow (%s): %zu of %zu "
+                "entries kept, in memory from here on\n",
+                strerror(errno), n, p->n_log);
+        fclose(p->spool);
+        p->spool = NULL;
+        p->log = held;
+        p->n_log = p->cap_log = n;
+    }
     if (p->n_log == p->cap_log) {
         p->cap_log = p->cap_log ? p->cap_log * 2 : 256;
         p->log = flood_xrealloc(p->log, p->cap_log * sizeof(*p->log));
@@ -48,10 +75,55 @@ void probes_log_on(struct probes *p)
     pthread_mutex_unlock(&p->lock);
 }
 
+int probes_log_spool(struct probes *p, const char *dir)
+{
+    int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd < 0) { /* a file system without O_TMPFILE: a named file, unlinked at once */
+        char *path = flood_xasprintf("%s/.follows-XXXXXX", dir);
+        fd = mkostemp(path, O_CLOEXEC);
+        if (fd >= 0)
+            unlink(path);
+        free(path);
+    }
+    FILE *f = fd < 0 ? NULL : fdopen(fd, "w+");
+    if (!f) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    pthread_mutex_lock(&p->lock);
+    int rc = 0;
+    if (p->spool || fwrite(p->log, sizeof(*p->log), p->n_log, f) != p->n_log)
+        rc = -1; /* already spooled, or the entries so far did not fit */
+    if (!rc) {
+        free(p->log);
+        p->log = NULL;
+        p->cap_log = 0;
+        p->spool = f;
+    }
+    pthread_mutex_unlock(&p->lock);
+    if (rc)
+        fclose(f);
+    return rc;
+}
+
 struct probes_event *probes_log_copy(struct probes *p, size_t *n)
 {
     pthread_mutex_lock(&p->lock);
     struct probes_event *c = flood_xmalloc((p->n_log ? p->n_log : 1) * sizeof(*c));
+    if (p->spool) {
+        size_t want = p->n_log * sizeof(*c), got = 0;
+        if (!fflush(p->spool))
+            while (got < want) {
+                ssize_t r = pread(fileno(p->spool), (char *)c + got, want - got, (off_t)got);
+                if (r <= 0)
+                    break;
+                got += (size_t)r;
+            }
+        *n = got / sizeof(*c);
+        pthread_mutex_unlock(&p->lock);
+        return c;
+    }
     if (p->n_log)
         memcpy(c, p->log, p->n_log * sizeof(*c));
     *n = p->n_log;
@@ -99,6 +171,8 @@ void probes_free(struct probes *p)
     pthread_mutex_destroy(&p->lock);
     free(p->slots);
     free(p->log);
+    if (p->spool)
+        fclose(p->spool);
     hist_free(p->hist);
     hist_free(p->sec);
     free(p);
@@ -130,12 +204,11 @@ void probes_follow_sent(struct probes *p, uint64_t seq, uint64_t mono_us)
         return;
     }
     s->seq = seq;
-    s->answered = 0;
     log_event(p, seq, mono_us, PROBES_FOLLOW);
     p->used++;
     p->t.sent++;
     p->t.open++;
-    s->sent_us = mono_us;
+    s->sent_us = mono_us & ~ANSWERED;
     pthread_mutex_unlock(&p->lock);
 }
 
@@ -147,13 +220,14 @@ int probes_answer(struct probes *p, uint64_t seq, int accepted, uint64_t mono_us
     struct probe_slot *s = seq == PROBE_EMPTY ? NULL : find(p->slots, p->cap, seq);
     if (!s || s->seq == PROBE_EMPTY) {
         p->t.unknown++;
-    } else if (s->answered) {
+    } else if (s->sent_us & ANSWERED) {
         p->t.duplicates++;
     } else {
-        s->answered = 1;
+        s->sent_us |= ANSWERED;
         p->t.open--;
         if (accepted) {
-            uint64_t us = mono_us > s->sent_us ? mono_us - s->sent_us : 0;
+            uint64_t sent = s->sent_us & ~ANSWERED;
+            uint64_t us = mono_us > sent ? mono_us - sent : 0;
             p->t.accepted++;
             p->sec_counts.accepted++;
             hist_record(p->hist, us);

@@ -52,6 +52,11 @@ struct probes_event {
     enum probes_event_kind kind;
 };
 void probes_log_on(struct probes *p);
+/* The log from here on (and what it held) in an unnamed file in dir (O_TMPFILE, gone with
+ * the process) instead of memory, so a long run's Follows do not grow the resident set.
+ * 0, or -1 (the log stays in memory: no file could be made there, or already spooled). A
+ * file that cannot grow later moves the log back to memory, said once on stderr. */
+int probes_log_spool(struct probes *p, const char *dir);
 /* A copy of the log (a new array; free() it), its length in *n. */
 struct probes_event *probes_log_copy(struct probes *p, size_t *n);
 

@@ -260,9 +260,7 @@ void workload_free(struct workload *w)
     }
     free(w->p);
     free(w->likeable);
-    for (size_t i = 0; i < w->n_chunks; i++)
-        free(w->chunks[i]);
-    free(w->chunks);
+    workload_chunks_free(w);
     for (uint64_t i = 0; i < w->n_actor_idx; i++)
         free(w->outboxes[i]);
     free(w->outboxes);
@@ -274,6 +272,7 @@ void workload_free(struct workload *w)
     free(w->n_held_p);
     free(w->prior);
     free(w->events);
+    free(w->ev_map);
     if (w->state_paths)
         for (size_t i = 0; i < w->n_p; i++)
             free(w->state_paths[i]);
@@ -677,15 +676,9 @@ static void note_follow_event(struct workload *w, uint64_t seq, const struct ent
 {
     if (!w->state_paths)
         return;
-    if (w->n_events == w->cap_events) {
-        w->cap_events = w->cap_events ? w->cap_events * 2 : 256;
-        w->events = flood_xrealloc(w->events, w->cap_events * sizeof(*w->events));
-    }
-    struct follow_event *v = &w->events[w->n_events++];
+    struct follow_event *v = workload_state_event(w, workload_entry_persona(e), e->actor_idx);
     v->seq = seq;
     v->op = workload_entry_op(e);
-    v->actor_idx = e->actor_idx;
-    v->persona = workload_entry_persona(e);
     if (v->op != OP_UNDO)
         v->id_seq = workload_id_seq(w, seq);
     else if (e->persona_op & F_PRIOR)

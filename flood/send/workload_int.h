@@ -12,6 +12,7 @@
 #define SEQ_MASK     ((UINT64_C(1) << WORKLOAD_RUN_SHIFT) - 1)
 #define CHUNK_SHIFT  16 /* 65536 records (1 MiB) per chunk */
 #define CHUNK_LEN    ((size_t)1 << CHUNK_SHIFT)
+#define SPOOL_KEEP   2 /* chunks of records kept resident (workload_spool.c) */
 #define PERSONA_BITS 24
 #define PERSONA_MASK ((UINT32_C(1) << PERSONA_BITS) - 1)
 #define OP_MASK      0x1fu      /* op + 1, 5 bits above the persona */
@@ -116,6 +117,11 @@ struct workload {
     pthread_mutex_t lock; /* everything below */
     struct entry **chunks;
     size_t n_chunks;
+    /* the chunks' file (workload_spool.c): its descriptor (-1: none), each chunk mapped
+     * from it (1) or memory (0) */
+    int spool_fd, spool_tried, spool_warned;
+    unsigned char *mapped;
+    size_t n_mapped;
     uint64_t count; /* records allocated (highest seq built + 1) */
     uint64_t built, by_op[OP__COUNT];
     uint64_t next_seq;
@@ -162,13 +168,20 @@ struct workload {
      * process's follow events, the refollows' answers, each persona's file */
     struct prior_follow *prior;
     size_t n_prior;
-    struct follow_event *events;
+    struct follow_event *events; /* the newest a pair (workload_state_event) */
     size_t n_events, cap_events;
+    uint32_t *ev_map; /* pair -> its event's index + 1 (0: empty), ev_cap slots */
+    size_t ev_cap;
     uint64_t refollow_acc, refollow_rej;
     char **state_paths; /* per persona; NULL when not kept */
 };
 
 uint64_t workload_rng(uint64_t *x);
+/* Chunk c of the records, zeroed: a page of the state folder's unnamed file (older chunks
+ * then leave the resident set) or memory. Never NULL. With the lock held. */
+struct entry *workload_chunk_new(struct workload *w, size_t c);
+/* Every chunk unmapped or freed, the file closed. */
+void workload_chunks_free(struct workload *w);
 struct entry *workload_entry(struct workload *w, uint64_t seq, int create);
 enum op_kind workload_entry_op(const struct entry *e);
 uint32_t workload_entry_persona(const struct entry *e);
@@ -229,6 +242,10 @@ size_t workload_prior_pair(const struct workload *w, size_t d);
  * (nothing in the other modes); whether a pair is held out. */
 void workload_hold_out(struct workload *w, uint32_t idx, uint32_t persona);
 int workload_held_out(const struct workload *w, uint32_t idx, uint32_t persona);
+/* The event of pair (persona, actor_idx) in w->events, to overwrite with its newest: the
+ * one it had, or a new one (only the newest a pair is written to the state file, so a long
+ * run keeps one a pair, not one a Follow or Undo). With the lock held. */
+struct follow_event *workload_state_event(struct workload *w, uint32_t persona, uint32_t actor_idx);
 /* Flat crowd actor f (0..n_flat-1) of an actor index, and back. */
 uint32_t workload_flat(const struct workload *w, uint32_t idx);
 void workload_unflat(const struct workload *w, uint32_t f, int *instance, int *actor);

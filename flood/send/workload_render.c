@@ -43,7 +43,7 @@ struct entry *workload_entry(struct workload *w, uint64_t seq, int create)
     if (!w->chunks[c]) {
         if (!create)
             return NULL;
-        w->chunks[c] = flood_xcalloc(CHUNK_LEN, sizeof(struct entry));
+        w->chunks[c] = workload_chunk_new(w, c);
     }
     return &w->chunks[c][seq & (CHUNK_LEN - 1)];
 }

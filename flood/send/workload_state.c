@@ -184,6 +184,45 @@ int workload_state_read(struct workload *w, struct flood_err *err)
     return 0;
 }
 
+static size_t ev_slot(uint32_t persona, uint32_t actor_idx, size_t cap)
+{
+    uint64_t h = (((uint64_t)persona << 32) | actor_idx) * UINT64_C(0x9e3779b97f4a7c15);
+    return (size_t)(h ^ (h >> 32)) & (cap - 1);
+}
+
+struct follow_event *workload_state_event(struct workload *w, uint32_t persona, uint32_t actor_idx)
+{
+    if ((w->n_events + 1) * 2 > w->ev_cap) { /* at most half full: grow and place again */
+        size_t cap = w->ev_cap ? w->ev_cap * 2 : 512;
+        uint32_t *m = flood_xcalloc(cap, sizeof(*m));
+        for (size_t i = 0; i < w->n_events; i++) {
+            size_t j = ev_slot(w->events[i].persona, w->events[i].actor_idx, cap);
+            while (m[j])
+                j = (j + 1) & (cap - 1);
+            m[j] = (uint32_t)i + 1;
+        }
+        free(w->ev_map);
+        w->ev_map = m;
+        w->ev_cap = cap;
+    }
+    size_t j = ev_slot(persona, actor_idx, w->ev_cap);
+    for (; w->ev_map[j]; j = (j + 1) & (w->ev_cap - 1)) {
+        struct follow_event *e = &w->events[w->ev_map[j] - 1];
+        if (e->persona == persona && e->actor_idx == actor_idx)
+            return e;
+    }
+    if (w->n_events == w->cap_events) {
+        w->cap_events = w->cap_events ? w->cap_events * 2 : 256;
+        w->events = flood_xrealloc(w->events, w->cap_events * sizeof(*w->events));
+    }
+    w->ev_map[j] = (uint32_t)w->n_events + 1;
+    struct follow_event *e = &w->events[w->n_events++];
+    memset(e, 0, sizeof(*e));
+    e->persona = persona;
+    e->actor_idx = actor_idx;
+    return e;
+}
+
 /* The newest of this process's events for each pair of persona p, one per crowd actor,
  * as state lines (a new array; strings new, freed by free_mine). */
 static struct state_line *mine_of(struct workload *w, uint32_t p, size_t *n)

@@ -1,7 +1,11 @@
 /* tests/unit/test_probes.c: Follow-to-Accept probes: open, close, duplicates, unknown ones,
- * the histogram, growth past the first table, and threads. */
+ * the histogram, growth past the first table, threads, and the event log spooled to a file
+ * (a long run's Follows off the resident set, every event read back in order). */
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include "flood/measure/probes.h"
 #include "tests/check.h"
@@ -85,8 +89,70 @@ static void test_take_concurrent(void)
     probes_free(q);
 }
 
+/* The resident set, KiB. */
+static long resident_kib(void)
+{
+    long size = 0, res = -1;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (!f)
+        return -1;
+    if (fscanf(f, "%ld %ld", &size, &res) != 2)
+        res = -1;
+    fclose(f);
+    return res < 0 ? -1 : res * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+#define LOGGED 300000 /* Follows, each answered: 600,000 events, 14 MB in memory */
+
+/* LOGGED Follows and their Accepts into p; the resident growth, KiB. */
+static long log_many(struct probes *p)
+{
+    long before = resident_kib();
+    for (uint64_t i = 0; i < LOGGED; i++) {
+        probes_follow_sent(p, i, 1000 + i);
+        probes_answer(p, i, 1, 2000 + i);
+    }
+    return resident_kib() - before;
+}
+
+static void test_log_spool(void)
+{
+    char dir[] = "/tmp/flood-probes-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL, "a folder for the spooled log");
+    struct probes *mem = probes_new(), *disk = probes_new();
+    probes_log_on(mem);
+    probes_log_on(disk);
+    probes_follow_sent(disk, UINT64_C(1) << 40, 5); /* logged before the spool: moved into it */
+    CHECK(probes_log_spool(disk, dir) == 0, "the log goes to a file in the folder");
+    CHECK(probes_log_spool(disk, dir) == -1, "a second spool is refused");
+    long grew_mem = log_many(mem);
+    long grew_disk = log_many(disk);
+    /* both hold the same table of probes; the log alone is 14 MB in memory */
+    CHECK(grew_disk + 8 * 1024 < grew_mem,
+          "spooled, %d Follows and Accepts grew the resident set by %ld KiB; in memory by %ld",
+          LOGGED, grew_disk, grew_mem);
+    size_t n = 0;
+    struct probes_event *ev = probes_log_copy(disk, &n);
+    size_t bad = n == 2 * LOGGED + 1 && ev[0].seq == UINT64_C(1) << 40 && ev[0].us == 5 &&
+                         ev[0].kind == PROBES_FOLLOW
+                     ? 0
+                     : 1;
+    for (size_t i = 1; !bad && i < n; i++) {
+        uint64_t k = (i - 1) / 2;
+        int answer = (i - 1) % 2;
+        bad += ev[i].seq != k || ev[i].us != (answer ? 2000 : 1000) + k ||
+               ev[i].kind != (answer ? PROBES_ACCEPT : PROBES_FOLLOW);
+    }
+    CHECK(bad == 0, "the spooled log reads back whole and in order (%zu events)", n);
+    free(ev);
+    probes_free(mem);
+    probes_free(disk);
+    rmdir(dir);
+}
+
 int main(void)
 {
+    test_log_spool();
     test_take_concurrent();
     struct probes *p = probes_new();
     struct probes_totals t;
