@@ -11,14 +11,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/tools/run_lib.sh"
 
-for tool in node jq curl python3; do
-    command -v "$tool" >/dev/null 2>&1 || { check 1 "$tool is installed"; done_testing; exit 1; }
-done
-if [ ! -d "$ROOT/tests/target/node_modules/@fedify/fedify" ]; then
-    check 1 "tests/target has its node_modules (scripts/deps.sh)"
-    done_testing
-    exit 1
-fi
+need_target
 . "$ROOT/tests/tools/ports.sh" # pick_port
 
 # start_target [target options]: TPID, TPORT; the crowd will listen on CPORT

@@ -8,18 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/tools/run_lib.sh"
 
-for tool in node jq curl python3; do
-    command -v "$tool" >/dev/null 2>&1 || { check 1 "$tool is installed"; done_testing; exit 1; }
-done
-if [ ! -d "$ROOT/tests/target/node_modules/@fedify/fedify" ]; then
-    check 1 "tests/target has its node_modules (scripts/deps.sh)"
-    done_testing
-    exit 1
-fi
-
-free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
+need_target
 start_target() {
     CPORT=$(free_port)
     : >"$T_TMP/target.out"

@@ -8,14 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/tools/run_lib.sh"
 
-for tool in node jq curl python3; do
-    command -v "$tool" >/dev/null 2>&1 || { check 1 "$tool is installed"; done_testing; exit 1; }
-done
-if [ ! -d "$ROOT/tests/target/node_modules/@fedify/fedify" ]; then
-    check 1 "tests/target has its node_modules (scripts/deps.sh)"
-    done_testing
-    exit 1
-fi
+need_target
 
 # 1. the list, --show, and the mistakes
 "$FLOOD" presets >"$T_TMP/list" 2>&1
@@ -72,9 +65,6 @@ stop_sink
 expect_eq "$RUN_RC/$(jget .totals.sent)" "0/20" "--stages after the preset replaces its --rate/--duration"
 
 # 3. against the reference target
-free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
 start_target() {
     CPORT=$(free_port)
     # emptied here, before the start: the redirection below truncates the file in the

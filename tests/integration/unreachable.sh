@@ -39,9 +39,6 @@ if [ ! -d "$ROOT/tests/target/node_modules/@fedify/fedify" ] || ! command -v nod
     done_testing
     exit $?
 fi
-free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
 CPORT=$(free_port)
 node "$ROOT/tests/target/server.mjs" --listen 127.0.0.1:0 --domain target.test \
     --resolve-crowd "127.0.0.1:$CPORT" >"$T_TMP/target.out" 2>"$T_TMP/target.err" &

@@ -7,6 +7,9 @@
 #   frun ARGS...                  - `flood run` with a small quick crowd; RUN_RC, RUN_OUT,
 #                                   RUN_ERR (files) and RUN_DIR (its --out folder)
 #   jget EXPR                     - jq EXPR on $RUN_DIR/run.json
+#   need_target                   - node, jq, curl, python3 and tests/target's node_modules,
+#                                   or a failed check and the suite's end
+#   free_port                     - a free loopback TCP port
 SINK=${SINK:-${FLOOD_BUILD:-$ROOT/build}/tools/sink}
 RUN_I=0
 
@@ -84,4 +87,20 @@ show_run() {
     sed 's/^/#   /' "$RUN_OUT" | head -20
     echo "# stderr:"
     sed 's/^/#   /' "$RUN_ERR" | head -20
+}
+
+need_target() {
+    local tool
+    for tool in node jq curl python3; do
+        command -v "$tool" >/dev/null 2>&1 || { check 1 "$tool is installed"; done_testing; exit 1; }
+    done
+    if [ ! -d "$ROOT/tests/target/node_modules/@fedify/fedify" ]; then
+        check 1 "tests/target has its node_modules (scripts/deps.sh)"
+        done_testing
+        exit 1
+    fi
+}
+
+free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
