@@ -93,7 +93,7 @@ int probes_log_spool(struct probes *p, const char *dir)
     }
     pthread_mutex_lock(&p->lock);
     int rc = 0;
-    if (p->spool || fwrite(p->log, sizeof(*p->log), p->n_log, f) != p->n_log)
+    if (p->spool || (p->n_log && fwrite(p->log, sizeof(*p->log), p->n_log, f) != p->n_log))
         rc = -1; /* already spooled, or the entries so far did not fit */
     if (!rc) {
         free(p->log);
