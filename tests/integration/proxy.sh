@@ -66,6 +66,10 @@ elif case == "halftunnel":
     s.sendall(b"CONNECT flood3.test:80 HTTP/1.1\r\n\r\n"
               b"GET /users/user1 HTTP/1.1\r\nHost: flood3.test\r\n"
               b"Accept: application/activity+json\r\n\r\n")
+    # the half-close after the request has reached the crowd: a FIN arriving in the same
+    # read as the request is not seen by the crowd's libmicrohttpd (epoll, edge-triggered)
+    # until its idle timeout, and the crowd's close is what ends the tunnel
+    time.sleep(0.3)
     s.shutdown(socket.SHUT_WR)
 elif case == "halfplain":
     s.sendall(b"GET http://flood4.test/users/user2 HTTP/1.1\r\n"
