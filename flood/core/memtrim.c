@@ -2,6 +2,8 @@
  * deadline, so memtrim_stop wakes it at once. */
 #include "flood/core/memtrim.h"
 
+#include "flood/core/clock.h"
+
 #include <errno.h>
 #include <malloc.h>
 #include <pthread.h>
@@ -22,14 +24,7 @@ static void *trim_loop(void *arg)
     struct memtrim *t = arg;
     pthread_mutex_lock(&t->lock);
     while (!t->stop) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        ts.tv_sec += t->period_ms / 1000;
-        ts.tv_nsec += (t->period_ms % 1000) * 1000000L;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
+        struct timespec ts = clock_mono_after(t->period_ms);
         int rc = 0;
         while (!t->stop && rc != ETIMEDOUT)
             rc = pthread_cond_timedwait(&t->cond, &t->lock, &ts);
