@@ -28,16 +28,17 @@
 #define DISPATCH_QUANTUM_NS 200000
 /* Behind the signers, the loop looks again this long after (whatever the quantum). */
 #define BEHIND_RETRY_NS 200000
-/* When the next dispatch is at most DEFER_READS_NS away and the loop sent at most
- * DEFER_READS_MAX in the last whole window, an answer does not wake the loop: it is read at
- * the next dispatch (or the client's 10 ms sweep), timed by its arrival (hc_defer_reads).
- * From 1,000 to 20,000 requests a second a loop, each wake sends and reads where an
- * answer's own wake made two (each preempting the signer on a shared core). Denser, the
- * answers' wakes carry the sends that fell due since (on_done), and deferring them made
- * the dispatch lag p99 worse (30,000-50,000/s). */
+/* When the next dispatch is at most DEFER_READS_NS away and the sends of a quantum (at the
+ * rate of the last whole window) fit in the loop's connections, an answer does not wake the
+ * loop: it is read at the next dispatch (or the client's 10 ms sweep), timed by its arrival
+ * in the kernel (hc_defer_reads). Each wake then sends what fell due and reads what came,
+ * where every answer's own wake made one more sleep and context switch (at 40,000/s with a
+ * 1 ms quantum: 9,300-10,000 wakes a second against 980-1,100 deferred, and 1.26-1.65
+ * times the requests a CPU-second; docs/PERFORMANCE.md). A deferred answer holds its connection
+ * until the next wake, at most a quantum: when a quantum's sends would not fit, or a
+ * request already waits for a connection, answers wake the loop again. */
 #define DEFER_READS_NS        1000000
 #define DEFER_READS_WINDOW_NS 10000000
-#define DEFER_READS_MAX       200 /* a window: 20,000/s */
 /* Behind the signers, the loop waits for this many more of its requests to be ready. */
 #define READY_BATCH 16
 
@@ -210,13 +211,15 @@ static int steered_idle(const struct sender_loop *s)
 }
 
 /* Answers need not wake the loop (hc_defer_reads): sending (or behind the signers), the
- * dispatch timer armed and near (the next send, or the quantum's retry), the rate
- * of the last whole window moderate, and no request waiting for a connection (an answer
- * read at once frees one). */
+ * dispatch timer armed and near (the next send, or the quantum's retry), a quantum's sends
+ * at the last whole window's rate within the loop's connections, and no request waiting
+ * for a connection (an answer read at once frees one). */
 static int reads_can_wait(const struct sender_loop *s)
 {
     return sender_sending(s) && s->dispatch_at != SENDER_NO_TIME &&
-           s->win_last <= DEFER_READS_MAX && s->dispatch_at - rel_now(s) <= DEFER_READS_NS &&
+           (double)s->win_last * (double)s->o.quantum_ns <=
+               (double)s->o.connections * DEFER_READS_WINDOW_NS &&
+           s->dispatch_at - rel_now(s) <= DEFER_READS_NS &&
            !hc_queued(s->hc);
 }
 
