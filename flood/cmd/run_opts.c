@@ -373,11 +373,11 @@ const struct opt run_opt_rows[] = {
              "loop n mod N, so a seed sends the same run whatever N; --max-inflight is shared "
              "too (not with --dashboard)"},
     {"dispatch-quantum", OPT_DURATION, "T", RO(quantum_s), .lo = 0, .hi = 0.01,
-     .bare = GRAM_BARE_SECONDS, .def = "200us", .json = "dispatch_quantum_s", .cmds = RUNS,
+     .bare = GRAM_BARE_SECONDS, .def = "1ms", .json = "dispatch_quantum_s", .cmds = RUNS,
      .help = "the sending loop wakes at most once in T and sends what is due by then, each "
              "request at most T late (the dispatch lag and the latency from the intended time "
-             "count it; 0: every request wakes the loop at its own time); longer costs fewer "
-             "wake-ups a request (wrk2's timers tick each 1ms)"},
+             "count it; 0: every request wakes the loop at its own time); 1ms is wrk2's timer "
+             "tick, shorter sends tighter for more wake-ups (and CPU) a request"},
     {"source-ips", OPT_STRING, "A-B", RO(source_ips), .set = set_source_ips, .json = "source_ips",
      .cmds = RUNS, .help = "instance i sends from address A+i-1 (e.g. 127.0.0.11-127.0.0.30)"},
     {"grace", OPT_DURATION_MS, "T", OPT_AT(struct run_opts, sndo.grace_ms), .lo = 0,

@@ -24,8 +24,10 @@
  * leave in small batches, up to a quantum late, instead of one wake-up (an epoll_wait, a
  * timerfd re-arm and, on an idle machine, a context switch) per request. Below that rate
  * every request still wakes the loop at its own intended time. Between two wakes,
- * responses the loop handles send what fell due. */
-#define DISPATCH_QUANTUM_NS 200000
+ * responses the loop handles send what fell due. A millisecond is wrk2's own timer tick:
+ * flood's requests leave no later than wrk2's, for fewer wake-ups a request than wrk2
+ * (docs/PERFORMANCE.md); --dispatch-quantum 200us or 0 for tighter sends at more CPU. */
+#define DISPATCH_QUANTUM_NS 1000000
 /* Behind the signers, the loop looks again this long after (whatever the quantum). */
 #define BEHIND_RETRY_NS 200000
 /* When the next dispatch is at most DEFER_READS_NS away and the sends of a quantum (at the

@@ -68,7 +68,7 @@ struct sender_opts {
     const char *preconnect_url;
     /* --dispatch-quantum: the loop wakes to send at most once in this many ns, sending what
      * is due by then (each request at most this late; 1: every request at its own time;
-     * 0: the default, 200 us) */
+     * 0: the default, 1 ms) */
     int64_t quantum_ns;
 };
 
