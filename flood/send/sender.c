@@ -221,8 +221,7 @@ static int reads_can_wait(const struct sender_loop *s)
     return sender_sending(s) && s->dispatch_at != SENDER_NO_TIME &&
            (double)s->win_last * (double)s->o.quantum_ns <=
                (double)s->o.connections * DEFER_READS_WINDOW_NS &&
-           s->dispatch_at - rel_now(s) <= DEFER_READS_NS &&
-           !hc_queued(s->hc);
+           s->dispatch_at - rel_now(s) <= DEFER_READS_NS && !hc_queued(s->hc);
 }
 
 /* ---- answers ------------------------------------------------------------------------- */
