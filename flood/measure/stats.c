@@ -128,6 +128,7 @@ struct stats *stats_new(void)
     hist_init(&s->sec_service);
     hist_init(&s->sec_lag);
     s->sec_f2a = hist_new();
+    s->late_us = STATS_LATE_US;
     return s;
 }
 
@@ -180,7 +181,7 @@ void stats_sent(struct stats *s, enum op_kind op, int64_t intended_ns, int64_t s
     hist_record(&o->lag, lag);
     struct stats_sec *sec = sec_at(s, start_ns);
     sec->sent++;
-    if (lag > STATS_LATE_US) {
+    if (lag > s->late_us) {
         s->late_sends++;
         sec->late++;
     }
@@ -349,6 +350,8 @@ void stats_add(struct stats *dst, const struct stats *src)
         hist_merge(&dst->op[i].lag, &src->op[i].lag);
     }
     dst->late_sends += src->late_sends;
+    if (src->late_us > dst->late_us)
+        dst->late_us = src->late_us; /* the loops' is the same: the run's quantum */
     dst->not_ready += src->not_ready;
     for (size_t i = 0; i < src->n_series; i++)
         stats_sec_add_counts(sec_at(dst, (int64_t)i * 1000000000), &src->series[i]);

@@ -140,8 +140,11 @@ struct stats {
     void *steal_ctx;
     double steal_prev;
     size_t cur_sec;      /* the second sec_* belong to */
-    uint64_t late_sends; /* sends with dispatch lag over STATS_LATE_US */
-    uint64_t not_ready;  /* requests the signers had not ready at their intended time */
+    uint64_t late_sends; /* sends with dispatch lag over late_us */
+    /* a send later than this is late: STATS_LATE_US beyond the sender's dispatch quantum,
+     * the lateness it allows itself (sender_loop_new sets it; stats_new: STATS_LATE_US) */
+    uint64_t late_us;
+    uint64_t not_ready; /* requests the signers had not ready at their intended time */
     void (*closed)(void *ctx, const struct stats_closed *c); /* stats_set_closed, or NULL */
     void *closed_ctx;
 };

@@ -645,12 +645,13 @@ static void header(FILE *f, const struct report_run *r)
     json_t *gen = json_object_get(root, "generator");
     if (json_is_object(gen))
         fprintf(f,
-                "<p>Generator: %.2f s CPU, dispatch lag p99 %.3f ms, %.0f late sends, "
-                "the host's steal %.0f ms (%.1f%% of its CPUs), "
+                "<p>Generator: %.2f s CPU, dispatch lag p99 %.3f ms, %.0f late sends (over "
+                "%.3g ms), the host's steal %.0f ms (%.1f%% of its CPUs), "
                 "saturated: <span class=\"%s\">%s</span>%s.</p>\n",
                 report_jnum(gen, "cpu_s"), report_jnum(gen, "lag_p99_ms"),
-                report_jnum(gen, "late_sends"), report_jnum(gen, "steal_s") * 1000,
-                report_jnum(gen, "steal_share") * 100,
+                report_jnum(gen, "late_sends"),
+                json_object_get(gen, "late_over_ms") ? report_jnum(gen, "late_over_ms") : 1.0,
+                report_jnum(gen, "steal_s") * 1000, report_jnum(gen, "steal_share") * 100,
                 json_is_true(json_object_get(gen, "saturated")) ? "bad" : "ok",
                 json_is_true(json_object_get(gen, "saturated")) ? "yes" : "no",
                 json_is_true(json_object_get(gen, "interrupted")) ? "; interrupted by a signal"

@@ -394,6 +394,7 @@ json_t *results_json(const struct stats *st, const struct results_info *ri)
     put(g, "per_loop", each);
     put(g, "wall_s", json_real(gen ? gen->wall_s : 0));
     put(g, "late_sends", jint(st->late_sends));
+    put(g, "late_over_ms", json_real((double)st->late_us / 1000.0));
     put(g, "not_ready", jint(st->not_ready));
     put(g, "lag_p99_ms", jms(gen ? gen->lag_p99_ms : 0));
     /* the host's: steal time of the CPUs flood may run on (steal_cpus 0: not known) */
@@ -758,12 +759,14 @@ void results_print_table(FILE *f, const struct stats *st, const struct results_i
     if (ri->gen)
         fprintf(f,
                 "generator: cpu %.2f s (%s %.2f s, %.0f%% of a core), dispatch lag p99 "
-                "%.3f ms, late sends %" PRIu64 " (signers behind: %" PRIu64 "), saturated: %s, "
+                "%.3f ms, late sends %" PRIu64 " (over %.3g ms; signers behind: %" PRIu64 "), "
+                "saturated: %s, "
                 "host steal %.0f ms (%.1f%%)\n",
                 ri->gen->cpu_s, ri->gen->loops > 1 ? "event loops" : "event loop",
                 ri->gen->loop_cpu_s, ri->gen->loop_cpu_share * 100, ri->gen->lag_p99_ms,
-                st->late_sends, st->not_ready, ri->gen->saturated ? "yes" : "no",
-                ri->gen->steal_s * 1000, results_steal_share(ri->gen) * 100);
+                st->late_sends, (double)st->late_us / 1000.0, st->not_ready,
+                ri->gen->saturated ? "yes" : "no", ri->gen->steal_s * 1000,
+                results_steal_share(ri->gen) * 100);
     results_fetches_line(f, st, ri, 0);
     json_t *ej = results_egress_json(ri);
     if (ej) {

@@ -54,6 +54,7 @@ json_t *results_exact_json(const struct stats *st)
     json_t *e = json_object();
     json_object_set_new(e, "ops", ops);
     json_object_set_new(e, "late_sends", json_integer((json_int_t)st->late_sends));
+    json_object_set_new(e, "late_us", json_integer((json_int_t)st->late_us));
     json_object_set_new(e, "not_ready", json_integer((json_int_t)st->not_ready));
     return e;
 }
@@ -128,6 +129,17 @@ int results_exact_add(struct stats *st, json_t *exact, struct flood_err *err)
                 get_u64(exact, "not_ready", &st->not_ready))) {
         flood_err_set(err, FLOOD_EINVAL, "\"exact\": no late_sends/not_ready");
         rc = -1;
+    }
+    /* the lateness a late send is over, the largest of the parts' (runs that did not write
+     * it: STATS_LATE_US) */
+    uint64_t late_us = 0;
+    if (!rc && json_object_get(exact, "late_us")) {
+        if (get_u64(exact, "late_us", &late_us)) {
+            flood_err_set(err, FLOOD_EINVAL, "\"exact\": late_us is not a count");
+            rc = -1;
+        } else if (late_us > st->late_us) {
+            st->late_us = late_us;
+        }
     }
     hist_free(tmp);
     return rc;

@@ -532,6 +532,8 @@ struct sender_loop *sender_loop_new(const struct sender_opts *o, const struct se
         s->o.quantum_ns = DISPATCH_QUANTUM_NS;
     s->signer = signer;
     s->stats = stats;
+    /* a send is late past the quantum's own lateness, and a millisecond more */
+    stats->late_us = STATS_LATE_US + (uint64_t)(s->o.quantum_ns / 1000);
     s->interrupt = sender_interrupt;
     if (s->o.probes && !cfg->threaded)
         stats_set_probes(stats, s->o.probes); /* Follow-to-Accept per second in the series */

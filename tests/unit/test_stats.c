@@ -1,11 +1,12 @@
 /* tests/unit/test_stats.c: outcome classification (from the HTTP status classes of RFC 9110
  * and libcurl's documented error codes), the per-second series (the host's steal a second
- * included) and the conservation check. */
+ * included), the conservation check and what counts as a late send. */
 #include <curl/curl.h>
 #include <errno.h>
 #include <string.h>
 
 #include "flood/measure/stats.h"
+#include "flood/report/results.h"
 #include "tests/check.h"
 
 static void test_classify(void)
@@ -207,6 +208,45 @@ static double fake_steal(void *ctx)
     return fake_steal_s;
 }
 
+/* A send is late past the sender's own quantum and a millisecond more: with a 1 ms quantum
+ * (late_us 2000) a send 1.5 ms after its time is not late, one 2.5 ms after is. The
+ * threshold survives the loops' merge and a shard's run.json. */
+static void test_late_threshold(void)
+{
+    const int64_t us = 1000;
+    struct stats *s = stats_new();
+    CHECK(s->late_us == STATS_LATE_US, "a new stats: late past %d us", STATS_LATE_US);
+    s->late_us = 2000;
+    stats_sent(s, OP_CREATE, 0, 1500 * us);
+    stats_sent(s, OP_CREATE, 0, 2000 * us);
+    stats_sent(s, OP_CREATE, 0, 2500 * us);
+    CHECK(s->late_sends == 1, "a 1 ms quantum: 1.5 and 2.0 ms on time, 2.5 ms late (%llu late)",
+          (unsigned long long)s->late_sends);
+    struct stats *all = stats_new();
+    stats_add(all, s);
+    CHECK(all->late_us == 2000 && all->late_sends == 1, "the loops' sum keeps their threshold");
+    json_t *exact = results_exact_json(s);
+    struct stats *shard = stats_new();
+    struct flood_err err = {0};
+    CHECK(results_exact_add(shard, exact, &err) == 0 && shard->late_us == 2000 &&
+              shard->late_sends == 1,
+          "a shard's run.json carries it: %s", err.msg);
+    json_object_set_new(exact, "late_us", json_string("x"));
+    struct stats *bad = stats_new();
+    CHECK(results_exact_add(bad, exact, &err) == -1 && strstr(err.msg, "late_us"),
+          "a threshold that is not a count is refused: %s", err.msg);
+    json_object_del(exact, "late_us");
+    struct stats *old = stats_new();
+    CHECK(results_exact_add(old, exact, &err) == 0 && old->late_us == STATS_LATE_US,
+          "a run.json written before it: %d us", STATS_LATE_US);
+    json_decref(exact);
+    stats_free(old);
+    stats_free(bad);
+    stats_free(shard);
+    stats_free(all);
+    stats_free(s);
+}
+
 static void test_steal_series(void)
 {
     struct stats *s = stats_new();
@@ -233,5 +273,6 @@ int main(void)
     test_counts();
     test_second_figures();
     test_steal_series();
+    test_late_threshold();
     return check_done();
 }
