@@ -1,6 +1,10 @@
 /* flood/measure/probes.c: Follow-to-Accept probes (see probes.h). An open-addressing hash map from
- * seq to send time behind one mutex; answered probes stay in the map (marked) so that a
- * second Accept of the same Follow is told apart from an unknown one. */
+ * seq to send time behind one mutex holds the open probes only: one answered, or whose POST
+ * was refused, leaves the map (backward-shift deletion) and sets its bit in a bitmap by seq
+ * (one bit an activity, in chunks made as seqs come), so that a second Accept of the same
+ * Follow is told apart from an unknown one. A long run's map is as big as its open Follows,
+ * not as all it sent: at 120 Follows a second an hour of them kept 16 bytes each, and the
+ * map doubled to 16 MB (make soak). */
 #include "flood/measure/probes.h"
 
 #include <errno.h>
@@ -17,14 +21,19 @@
 
 struct probe_slot {
     uint64_t seq;     /* PROBE_EMPTY when free */
-    uint64_t sent_us; /* with ANSWERED set once answered: 16 bytes a Follow */
+    uint64_t sent_us; /* an open Follow's send time */
 };
-#define ANSWERED (UINT64_C(1) << 63)
+
+/* The closed bitmap: a chunk covers 2^CLOSED_SHIFT seqs (128 KiB of bits). */
+#define CLOSED_SHIFT 20
+#define CLOSED_WORDS ((size_t)1 << (CLOSED_SHIFT - 6))
 
 struct probes {
     pthread_mutex_t lock;
     struct probe_slot *slots;
-    size_t cap, used; /* cap is a power of two */
+    size_t cap, used;  /* cap is a power of two; used: open probes */
+    uint64_t **closed; /* by seq >> CLOSED_SHIFT: answered or refused (NULL: none there) */
+    size_t n_closed;
     struct probes_totals t;
     struct hist *hist; /* Follow sent to Accept received, microseconds */
     struct hist *sec;  /* the same, since the last probes_take_second */
@@ -145,6 +154,65 @@ static struct probe_slot *find(struct probe_slot *slots, size_t cap, uint64_t se
     return &slots[i];
 }
 
+/* Take slot i out of the map, moving back the entries of its run that hash at or before
+ * it (linear probing's deletion without tombstones). */
+static void erase(struct probes *p, size_t i)
+{
+    size_t mask = p->cap - 1, j = i;
+    for (;;) {
+        p->slots[i].seq = PROBE_EMPTY;
+        for (;;) {
+            j = (j + 1) & mask;
+            if (p->slots[j].seq == PROBE_EMPTY) {
+                p->used--;
+                return;
+            }
+            size_t k = slot_of(p->slots[j].seq, p->cap);
+            /* the entry at j stays where it is when its home k lies cyclically in (i, j] */
+            if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
+                continue;
+            break;
+        }
+        p->slots[i] = p->slots[j];
+        i = j;
+    }
+}
+
+static int is_closed(const struct probes *p, uint64_t seq)
+{
+    uint64_t c = seq >> CLOSED_SHIFT;
+    if (c >= p->n_closed || !p->closed[c])
+        return 0;
+    uint64_t bit = seq & (((uint64_t)1 << CLOSED_SHIFT) - 1);
+    return (int)(p->closed[c][bit >> 6] >> (bit & 63) & 1);
+}
+
+/* seq's bit set (seq was registered by probes_follow_sent: the chunks grow with the run) */
+static void set_closed(struct probes *p, uint64_t seq)
+{
+    size_t c = (size_t)(seq >> CLOSED_SHIFT);
+    if (c >= p->n_closed) {
+        size_t n = p->n_closed ? p->n_closed : 16;
+        while (n <= c)
+            n *= 2;
+        p->closed = flood_xrealloc(p->closed, n * sizeof(*p->closed));
+        memset(p->closed + p->n_closed, 0, (n - p->n_closed) * sizeof(*p->closed));
+        p->n_closed = n;
+    }
+    if (!p->closed[c])
+        p->closed[c] = flood_xcalloc(CLOSED_WORDS, sizeof(uint64_t));
+    uint64_t bit = seq & (((uint64_t)1 << CLOSED_SHIFT) - 1);
+    p->closed[c][bit >> 6] |= (uint64_t)1 << (bit & 63);
+}
+
+/* Close the open probe in slot s (its send time read first) */
+static void close_slot(struct probes *p, struct probe_slot *s)
+{
+    set_closed(p, s->seq);
+    erase(p, (size_t)(s - p->slots));
+    p->t.open--;
+}
+
 static struct probe_slot *new_table(size_t cap)
 {
     struct probe_slot *s = flood_xmalloc(cap * sizeof(*s));
@@ -170,6 +238,9 @@ void probes_free(struct probes *p)
         return;
     pthread_mutex_destroy(&p->lock);
     free(p->slots);
+    for (size_t c = 0; c < p->n_closed; c++)
+        free(p->closed[c]);
+    free(p->closed);
     free(p->log);
     if (p->spool)
         fclose(p->spool);
@@ -198,7 +269,7 @@ void probes_follow_sent(struct probes *p, uint64_t seq, uint64_t mono_us)
     if ((p->used + 1) * 4 > p->cap * 3)
         grow(p);
     struct probe_slot *s = find(p->slots, p->cap, seq);
-    if (s->seq != PROBE_EMPTY) {
+    if (s->seq != PROBE_EMPTY || is_closed(p, seq)) {
         /* the same seq registered again: keep the first send time */
         pthread_mutex_unlock(&p->lock);
         return;
@@ -208,8 +279,23 @@ void probes_follow_sent(struct probes *p, uint64_t seq, uint64_t mono_us)
     p->used++;
     p->t.sent++;
     p->t.open++;
-    s->sent_us = mono_us & ~ANSWERED;
+    s->sent_us = mono_us;
     pthread_mutex_unlock(&p->lock);
+}
+
+int probes_follow_refused(struct probes *p, uint64_t seq, uint64_t mono_us)
+{
+    int closed = 0;
+    pthread_mutex_lock(&p->lock);
+    struct probe_slot *s = seq == PROBE_EMPTY ? NULL : find(p->slots, p->cap, seq);
+    if (s && s->seq != PROBE_EMPTY) {
+        log_event(p, seq, mono_us, PROBES_REFUSED);
+        close_slot(p, s);
+        p->t.refused++;
+        closed = 1;
+    }
+    pthread_mutex_unlock(&p->lock);
+    return closed;
 }
 
 int probes_answer(struct probes *p, uint64_t seq, int accepted, uint64_t mono_us)
@@ -219,14 +305,14 @@ int probes_answer(struct probes *p, uint64_t seq, int accepted, uint64_t mono_us
     log_event(p, seq, mono_us, accepted ? PROBES_ACCEPT : PROBES_REJECT);
     struct probe_slot *s = seq == PROBE_EMPTY ? NULL : find(p->slots, p->cap, seq);
     if (!s || s->seq == PROBE_EMPTY) {
-        p->t.unknown++;
-    } else if (s->sent_us & ANSWERED) {
-        p->t.duplicates++;
+        if (s && is_closed(p, seq))
+            p->t.duplicates++;
+        else
+            p->t.unknown++;
     } else {
-        s->sent_us |= ANSWERED;
-        p->t.open--;
+        uint64_t sent = s->sent_us;
+        close_slot(p, s);
         if (accepted) {
-            uint64_t sent = s->sent_us & ~ANSWERED;
             uint64_t us = mono_us > sent ? mono_us - sent : 0;
             p->t.accepted++;
             p->sec_counts.accepted++;
@@ -240,6 +326,17 @@ int probes_answer(struct probes *p, uint64_t seq, int accepted, uint64_t mono_us
     }
     pthread_mutex_unlock(&p->lock);
     return closed;
+}
+
+size_t probes_footprint(struct probes *p)
+{
+    pthread_mutex_lock(&p->lock);
+    size_t n = p->cap * sizeof(struct probe_slot) + p->n_closed * sizeof(*p->closed);
+    for (size_t c = 0; c < p->n_closed; c++)
+        if (p->closed[c])
+            n += CLOSED_WORDS * sizeof(uint64_t);
+    pthread_mutex_unlock(&p->lock);
+    return n;
 }
 
 void probes_snapshot(struct probes *p, struct probes_totals *t, struct hist *h)

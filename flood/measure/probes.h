@@ -17,11 +17,21 @@ void probes_free(struct probes *p);
 /* A Follow with this seq was sent at mono_us (microseconds, CLOCK_MONOTONIC). */
 void probes_follow_sent(struct probes *p, uint64_t seq, uint64_t mono_us);
 /* An Accept (accepted != 0) or Reject of Follow seq arrived at mono_us. Returns 1 when it
- * closed an open probe, 0 for a duplicate or unknown one. */
+ * closed an open probe, 0 for a duplicate (an answer to a Follow answered before, or whose
+ * POST was refused) or an unknown one. */
 int probes_answer(struct probes *p, uint64_t seq, int accepted, uint64_t mono_us);
+/* The target answered Follow seq's POST with a status outside 2xx at mono_us: it did not
+ * take the Follow, so no Accept is awaited; the probe closes as refused. Returns 1 when it
+ * closed an open probe, else 0. (A request that timed out or broke stays open: the target
+ * may have taken it.) */
+int probes_follow_refused(struct probes *p, uint64_t seq, uint64_t mono_us);
 
+/* The bytes the probes keep beyond their log: the map of open probes and the closed bitmap. */
+size_t probes_footprint(struct probes *p);
+
+/* sent = accepted + rejected + refused + open */
 struct probes_totals {
-    uint64_t sent, accepted, rejected, duplicates, unknown, open;
+    uint64_t sent, accepted, rejected, refused, duplicates, unknown, open;
 };
 /* Copy the totals and merge the Follow-to-Accept histogram into h (when not NULL). */
 void probes_snapshot(struct probes *p, struct probes_totals *t, struct hist *h);
@@ -43,9 +53,10 @@ void probes_take_second(struct probes *p, struct hist **h, struct probes_second 
 void probes_peek_second(struct probes *p, struct probes_second *sec, struct hist *h);
 
 /* The event log, for joining Follows and answers across shards (flood merge): each Follow
- * registered and each answer received, with its seq and time as given, in order. Off until
- * probes_log_on; then it grows by one entry (24 bytes) a Follow and an answer. */
-enum probes_event_kind { PROBES_FOLLOW = 0, PROBES_ACCEPT, PROBES_REJECT };
+ * registered, each answer received and each refusal, with its seq and time as given, in
+ * order. Off until probes_log_on; then it grows by one entry (24 bytes) a Follow and an
+ * answer or refusal. */
+enum probes_event_kind { PROBES_FOLLOW = 0, PROBES_ACCEPT, PROBES_REJECT, PROBES_REFUSED };
 struct probes_event {
     uint64_t seq;
     uint64_t us; /* the mono_us given */

@@ -180,7 +180,8 @@ int cap_judge(const json_t *run, const struct cap_limits *lim, const struct cap_
         np99 ? (np99 % 2 ? p99[np99 / 2] : (p99[np99 / 2 - 1] + p99[np99 / 2]) / 2) : 0;
     free(p99);
     out->value[CAP_ERRORS] = completed > 0 ? bad / completed : (sent > 0 ? 1 : 0);
-    out->unanswered = (unsigned long)num(probes, "open");
+    /* a Follow refused (429 and the like) got no Accept either: the step did not hold */
+    out->unanswered = (unsigned long)(num(probes, "open") + num(probes, "refused"));
     out->value[CAP_F2A] = out->unanswered ? INFINITY : f2a;
     double tail_s = end - tail_start > 0 ? end - tail_start : 1;
     out->sent_rate = sent / tail_s;

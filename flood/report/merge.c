@@ -36,7 +36,7 @@ struct follow {
 struct answer {
     uint64_t seq;
     int64_t us;
-    int accepted;
+    int accepted; /* 1 Accept, 0 Reject, -1 the Follow's POST refused */
 };
 
 static int64_t parse_iso(const char *s)
@@ -233,7 +233,7 @@ static int read_follows(const char *dir, struct follow **f, size_t *nf, struct a
         uint64_t seq;
         int64_t us;
         if (sscanf(line, "%c\t%" SCNu64 "\t%" SCNd64, &kind, &seq, &us) != 3 ||
-            !strchr("FAR", kind)) {
+            !strchr("FARX", kind)) {
             flood_err_set(err, FLOOD_EINVAL, "merge: '%s': bad line '%.40s'", path, line);
             fclose(fp);
             return -1;
@@ -245,7 +245,11 @@ static int read_follows(const char *dir, struct follow **f, size_t *nf, struct a
         } else {
             if (*na == ca)
                 *a = flood_xrealloc(*a, (ca = ca ? ca * 2 : 256) * sizeof(**a));
-            (*a)[(*na)++] = (struct answer){.seq = seq, .us = us, .accepted = kind == 'A'};
+            (*a)[(*na)++] = (struct answer){.seq = seq,
+                                            .us = us,
+                                            .accepted = kind == 'A'   ? 1
+                                                        : kind == 'X' ? -1
+                                                                      : 0};
         }
     }
     fclose(fp);
@@ -289,6 +293,10 @@ static int join_follows(struct shard_in *in, size_t n, int64_t base, struct stat
                 hi = mid;
         }
         int known = lo < nf && f[lo].seq == a[i].seq;
+        if (a[i].accepted < 0) { /* refused: closes the probe, no answer in the series */
+            (void)probes_follow_refused(p, a[i].seq, us);
+            continue;
+        }
         if (probes_answer(p, a[i].seq, a[i].accepted, us) != 1 || !known)
             continue;
         int64_t s = a[i].us / 1000000 - base;
@@ -317,8 +325,10 @@ static int join_follows(struct shard_in *in, size_t n, int64_t base, struct stat
     struct probes_second ps;
     probes_take_second(p, &sec, &ps);
     hist_free(sec);
-    fprintf(log, "merge: %zu Follows, %zu answers joined across shards (%zu closed a Follow)\n", nf,
-            na, cross);
+    fprintf(log,
+            "merge: %zu Follows, %zu answers and refusals joined across shards (%zu answers "
+            "closed a Follow)\n",
+            nf, na, cross);
     free(f);
     free(a);
     return 0;

@@ -500,9 +500,10 @@ static void inbound_section(FILE *f, const struct report_run *r)
         fputs("<tr><td class=\"k\" colspan=\"3\">none</td></tr>\n", f);
     fputs("</table>\n", f);
     fprintf(f,
-            "<p>Follows sent: %.0f; answered by an Accept: %.0f; still open at the end: %.0f."
-            "</p>\n",
-            report_jnum(pr, "follows_sent"), report_jnum(pr, "accepted"), report_jnum(pr, "open"));
+            "<p>Follows sent: %.0f; answered by an Accept: %.0f; refused (their POST answered "
+            "outside 2xx, or never delivered): %.0f; still open at the end: %.0f.</p>\n",
+            report_jnum(pr, "follows_sent"), report_jnum(pr, "accepted"),
+            report_jnum(pr, "refused"), report_jnum(pr, "open"));
     fputs("<h3>Follow-to-Accept and the other probes</h3>\n"
           "<p class=\"note\">A Follow sent to its Accept received is the target's end-to-end "
           "processing latency (queue wait, processing, its own delivery).</p>\n<table>\n",

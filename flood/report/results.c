@@ -361,6 +361,7 @@ json_t *results_json(const struct stats *st, const struct results_info *ri)
         put(p, "follows_sent", jint(pt.sent));
         put(p, "accepted", jint(pt.accepted));
         put(p, "rejected", jint(pt.rejected));
+        put(p, "refused", jint(pt.refused)); /* their POST not taken: no Accept awaited */
         put(p, "open", jint(pt.open));
         put(p, "duplicates", jint(pt.duplicates));
         put(p, "unknown", jint(pt.unknown));

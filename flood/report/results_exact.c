@@ -148,7 +148,7 @@ int results_exact_add(struct stats *st, json_t *exact, struct flood_err *err)
 int results_write_follows(const char *dir, struct probes *p, int64_t wall_minus_mono_ns,
                           struct flood_err *err)
 {
-    static const char kinds[] = {'F', 'A', 'R'};
+    static const char kinds[] = {'F', 'A', 'R', 'X'};
     char path[1200];
     snprintf(path, sizeof(path), "%s/follows.tsv", dir);
     struct fs_tmp t;
@@ -157,7 +157,8 @@ int results_write_follows(const char *dir, struct probes *p, int64_t wall_minus_
     size_t n = 0;
     struct probes_event *ev = probes_log_copy(p, &n);
     int64_t off_us = wall_minus_mono_ns / 1000;
-    fprintf(t.f, "# kind seq wall_us (F: Follow sent, A: Accept received, R: Reject)\n");
+    fprintf(t.f, "# kind seq wall_us (F: Follow sent, A: Accept received, R: Reject, X: the "
+                 "Follow's POST refused)\n");
     for (size_t i = 0; i < n; i++)
         fprintf(t.f, "%c\t%" PRIu64 "\t%" PRId64 "\n", kinds[ev[i].kind], ev[i].seq,
                 (int64_t)ev[i].us + off_us);

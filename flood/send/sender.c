@@ -260,6 +260,12 @@ static void on_done(struct hc_req *q, const struct hc_result *res)
     }
     int outcome = outcome_of(res);
     int retry_after = (outcome == OUT_429 || outcome == OUT_503) && res->retry_after;
+    /* a Follow the target did not take (an answer outside 2xx, or it never reached the
+     * target) awaits no Accept; one timed out or cut may have been taken, and stays open */
+    if (r->op == OP_FOLLOW && s->o.probes && outcome >= OUT_401 &&
+        (outcome <= OUT_5XX_OTHER || outcome == OUT_REFUSED || outcome == OUT_DNS ||
+         outcome == OUT_TLS))
+        probes_follow_refused(s->o.probes, r->n, (uint64_t)((s->mono0 + answered) / 1000));
     stats_tick(s->stats, now, s->inflight);
     stats_done(s->stats, r->op, outcome, retry_after, r->bad, r->intended_ns, r->start_ns,
                answered);

@@ -1,6 +1,7 @@
-/* tests/unit/test_probes.c: Follow-to-Accept probes: open, close, duplicates, unknown ones,
- * the histogram, growth past the first table, threads, and the event log spooled to a file
- * (a long run's Follows off the resident set, every event read back in order). */
+/* tests/unit/test_probes.c: Follow-to-Accept probes: open, close, refused, duplicates,
+ * unknown ones, the histogram, growth past the first table, threads, deletion from the map
+ * against a model, the map as big as the open probes only, and the event log spooled to a
+ * file (a long run's Follows off the resident set, every event read back in order). */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -150,8 +151,149 @@ static void test_log_spool(void)
     rmdir(dir);
 }
 
+/* A Follow whose POST was refused closes as refused: no longer open, its later Accept a
+ * duplicate, in the log as its own event. */
+static void test_refused(void)
+{
+    struct probes *p = probes_new();
+    probes_log_on(p);
+    struct probes_totals t;
+    for (uint64_t s = 1; s <= 3; s++)
+        probes_follow_sent(p, s, 1000);
+    CHECK(probes_follow_refused(p, 2, 2000) == 1, "Follow 2 refused closes its probe");
+    CHECK(probes_follow_refused(p, 2, 2100) == 0, "refused again: nothing open to close");
+    CHECK(probes_follow_refused(p, 77, 2100) == 0, "an unknown Follow refused: nothing");
+    CHECK(probes_answer(p, 2, 1, 9000) == 0, "an Accept of the refused Follow closes nothing");
+    probes_follow_sent(p, 2, 3000); /* registered again after it closed: ignored */
+    CHECK(probes_answer(p, 1, 1, 5000) == 1, "Follow 1 accepted");
+    probes_snapshot(p, &t, NULL);
+    CHECK(t.sent == 3 && t.accepted == 1 && t.refused == 1 && t.open == 1 && t.duplicates == 1 &&
+              t.unknown == 0,
+          "3 sent = 1 accepted + 1 refused + 1 open; the late Accept a duplicate");
+    size_t n = 0;
+    struct probes_event *ev = probes_log_copy(p, &n);
+    int refused_logged = 0;
+    for (size_t i = 0; i < n; i++)
+        refused_logged += ev[i].kind == PROBES_REFUSED && ev[i].seq == 2 && ev[i].us == 2000;
+    CHECK(n == 6 && refused_logged == 1, "the log: 3 Follows, 1 refusal, 2 answers (%zu events)",
+          n);
+    free(ev);
+    probes_free(p);
+}
+
+/* Random sends, answers and refusals over a small seq range, against a model of each seq's
+ * state: every return and every total as the model says, through many deletions from a
+ * map that grows and holds long probe runs. */
+static void test_model(void)
+{
+    enum { N = 60000, OPS = 400000 };
+    static unsigned char st[N]; /* 0 never sent, 1 open, 2 closed */
+    static uint64_t sent_at[N];
+    struct probes *p = probes_new();
+    struct probes_totals m = {0}, t;
+    uint64_t x = 88172645463325252ULL, bad = 0, f2a_sum = 0;
+    struct hist *h = hist_new();
+    for (uint64_t i = 0; i < OPS; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        uint64_t seq = (x >> 8) % N * 7919; /* spread: neighbouring seqs hash apart */
+        size_t k = (size_t)(seq / 7919);
+        uint64_t now = 1000000 + i;
+        switch ((x >> 40) % 4) {
+        case 0:
+        case 1:
+            probes_follow_sent(p, seq, now);
+            if (st[k] == 0) {
+                st[k] = 1;
+                sent_at[k] = now;
+                m.sent++;
+                m.open++;
+            }
+            break;
+        case 2: {
+            int acc = (int)(x >> 50 & 1), rc = probes_answer(p, seq, acc, now + 10);
+            int want = st[k] == 1;
+            if (st[k] == 1) {
+                st[k] = 2;
+                m.open--;
+                if (acc) {
+                    m.accepted++;
+                    f2a_sum += now + 10 - sent_at[k];
+                } else
+                    m.rejected++;
+            } else if (st[k] == 2) {
+                m.duplicates++;
+            } else {
+                m.unknown++;
+            }
+            bad += rc != want;
+            break;
+        }
+        default: {
+            int rc = probes_follow_refused(p, seq, now), want = st[k] == 1;
+            if (st[k] == 1) {
+                st[k] = 2;
+                m.open--;
+                m.refused++;
+            }
+            bad += rc != want;
+        }
+        }
+    }
+    probes_snapshot(p, &t, h);
+    CHECK(bad == 0, "every answer and refusal returned what the model says (%llu did not)",
+          (unsigned long long)bad);
+    CHECK(t.sent == m.sent && t.accepted == m.accepted && t.rejected == m.rejected &&
+              t.refused == m.refused && t.open == m.open && t.duplicates == m.duplicates &&
+              t.unknown == m.unknown,
+          "totals as the model's: sent %llu accepted %llu rejected %llu refused %llu open %llu",
+          (unsigned long long)m.sent, (unsigned long long)m.accepted,
+          (unsigned long long)m.rejected, (unsigned long long)m.refused,
+          (unsigned long long)m.open);
+    CHECK(t.sent == t.accepted + t.rejected + t.refused + t.open, "sent = closed + open");
+    CHECK(hist_count(h) == m.accepted, "one Follow-to-Accept sample an Accept");
+    /* the seqs the model has open are open in the map, every one */
+    uint64_t still = 0;
+    for (size_t k = 0; k < N; k++)
+        if (st[k] == 1)
+            still += probes_answer(p, (uint64_t)k * 7919, 1, 2000000 + OPS) == 1;
+    CHECK(still == m.open && m.open > 0, "each of the %llu open probes found after the deletions",
+          (unsigned long long)m.open);
+    (void)f2a_sum;
+    hist_free(h);
+    probes_free(p);
+}
+
+/* A long run whose Follows are answered or refused as they go keeps a map as big as its open
+ * probes: a million Follows, at most 100 open at a time, in under 1 MiB (the closed bitmap
+ * is 128 KiB a million seqs; the map kept every Follow before, 32 MiB here). */
+static void test_bounded(void)
+{
+    struct probes *p = probes_new();
+    for (uint64_t s = 0; s < 1000000; s++) {
+        probes_follow_sent(p, s, s);
+        if (s >= 100) {
+            if (s % 3)
+                (void)probes_answer(p, s - 100, 1, s);
+            else
+                (void)probes_follow_refused(p, s - 100, s);
+        }
+    }
+    struct probes_totals t;
+    probes_snapshot(p, &t, NULL);
+    size_t bytes = probes_footprint(p);
+    CHECK(t.open == 100 && bytes < 1024 * 1024,
+          "a million Follows, 100 open: %zu bytes kept (%llu open)", bytes,
+          (unsigned long long)t.open);
+    probes_free(p);
+}
+
 int main(void)
 {
+    test_refused();
+    test_model();
+    test_bounded();
     test_log_spool();
     test_take_concurrent();
     struct probes *p = probes_new();
