@@ -76,6 +76,7 @@ struct signer {
     pthread_t *threads;
     int n_threads;
     atomic_int failed;
+    atomic_flag raised_once;   /* the signers' priority raised back, said once on stderr */
     struct flood_err fail_err; /* written once, before failed is set */
     atomic_flag fail_once;
     /* signer_counts: requests signed, the ring's bytes (with o.bytes_max), left by stop */
@@ -409,27 +410,62 @@ static int64_t build_batch_ns(struct signer *s, int dialect)
     return ns > BUILD_BATCH_NS ? (int64_t)ns : BUILD_BATCH_NS;
 }
 
+/* A signer's priority (Linux: per thread). Signing ahead is background work: while the
+ * signers are more than half a look-ahead ahead of the schedule a signer runs at the
+ * lowest priority, so one sharing a core with the event loop yields to it at once and
+ * sends keep their time. Behind that (under a quarter of a look-ahead signed) signing is
+ * what the sends wait for: the signer goes back to the process's own priority, or at nice
+ * 19 any busy process on the machine (the target flood measures, say) would starve it and
+ * the run fall minutes behind its schedule (make soak beside a loaded machine: 250 s).
+ * Going back up needs the right to (root, CAP_SYS_NICE or RLIMIT_NICE): without it the
+ * signer stays low, as before. Unsigned runs keep the normal priority throughout: building
+ * a body is cheap, and a starved builder would wake the loop once per late request. With
+ * --presign, lowered only from the start: before it no loop runs. */
+struct signer_prio {
+    pid_t tid;
+    int base;     /* the thread's nice when it started: the process's */
+    int low;      /* at nice 19 now */
+    int can_rise; /* 0 once going back up was refused */
+};
+
+static void prio_step(struct signer *s, struct signer_prio *p, int64_t now)
+{
+    int64_t ahead = s->next_t < 0 ? INT64_MAX : s->next_t - (now - s->mono0_ns);
+    if (!p->low && ahead > s->lookahead_ns / 2 && (!s->o.presign || now >= s->mono0_ns)) {
+        if (setpriority(PRIO_PROCESS, (id_t)p->tid, 19) == 0)
+            p->low = 1;
+        else
+            p->can_rise = 0; /* not fatal: the signers then compete at equal weight */
+    } else if (p->low && p->can_rise && ahead < s->lookahead_ns / 4) {
+        if (setpriority(PRIO_PROCESS, (id_t)p->tid, p->base) == 0) {
+            p->low = 0;
+            if (!atomic_flag_test_and_set(&s->raised_once))
+                fprintf(stderr,
+                        "flood: the signers fell behind their look-ahead (%.0f ms signed "
+                        "ahead): back at the process's priority while behind\n",
+                        (double)ahead / 1e6);
+        } else {
+            p->can_rise = 0; /* EACCES/EPERM: stays low, as a process without the right */
+        }
+    }
+}
+
 static void *signer_main(void *arg)
 {
     struct signer *s = arg;
     struct signer_url u;
     u.url[0] = 0;
-    /* Signing ahead is background work: at the lowest priority, a signer sharing a core with
-     * the event loop yields to it at once, and sends keep their time (Linux: per thread).
-     * Unsigned runs keep the normal priority: building a body is cheap, and a starved
-     * builder would wake the loop once per late request. With --presign, only from the
-     * start: before it no loop runs, and the window is signed sooner at the usual one. */
     int d0 = s->o.n_dialects ? s->o.dialects[0] : SIGNER_NONE;
-    int lowered = d0 == SIGNER_NONE;
+    struct signer_prio prio = {.tid = (pid_t)syscall(SYS_gettid), .can_rise = 1};
+    errno = 0;
+    prio.base = getpriority(PRIO_PROCESS, (id_t)prio.tid);
+    if (errno)
+        prio.base = 0;
     pthread_mutex_lock(&s->lock);
     while (!s->stop && (s->next_t >= 0 || s->o.steerable) && !atomic_load(&s->failed)) {
         int64_t now = clock_mono_ns();
-        if (!lowered && (!s->o.presign || now >= s->mono0_ns)) {
-            lowered = 1;
-            if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19) != 0) {
-                /* not fatal: the signers then compete with the event loop at equal weight */
-            }
-        }
+        if (d0 != SIGNER_NONE)
+            prio_step(s, &prio, now);
         int64_t wait_until = 0;
         if (s->next_t < 0) /* a steered schedule paused or over: until a change or the stop */
             wait_until = now + 100000000;
@@ -545,6 +581,7 @@ struct signer *signer_new(struct crowd *crowd, struct workload *w, const struct 
     atomic_init(&s->producers_waiting, 0);
     atomic_init(&s->refill_seq, UINT64_MAX);
     atomic_flag_clear(&s->fail_once);
+    atomic_flag_clear(&s->raised_once);
     pthread_mutex_init(&s->lock, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
