@@ -78,12 +78,17 @@ WIN=40 # the verdict's window: the last 40 samples
 EDGE=5 # compared: the median of its first 5 against its last 5
 
 PIDS=""
+FPID=""
+# Interrupted, flood run gets SIGTERM and its --grace (15 s) and more to write its results
+# before anything is killed; the target and the helpers get 5 s.
 cleanup() {
-    local rc=$? p
+    local rc=$? p n
     trap - EXIT INT TERM
     for p in $PIDS; do kill -TERM "$p" 2>/dev/null; done
     for p in $PIDS; do
-        for _ in $(seq 1 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+        n=50
+        [ "$p" = "$FPID" ] && n=300
+        for _ in $(seq 1 "$n"); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
         kill -KILL "$p" 2>/dev/null
         wait "$p" 2>/dev/null
     done
@@ -233,7 +238,8 @@ while [ "$n" -lt "$NS" ]; do
     n=$((n + 1))
     at=$(awk -v t0="$T0" -v k="$n" -v p="$STEP_S" 'BEGIN { printf "%.3f", t0 + (k - 0.5) * p }')
     w=$(awk -v at="$at" -v now="$(date +%s.%N)" 'BEGIN { w = at - now; printf "%.3f", (w > 0 ? w : 0) }')
-    sleep "$w"
+    sleep "$w" &
+    wait $! # a signal ends the wait at once (a foreground sleep would hold its trap)
     kill -0 "$FPID" 2>/dev/null || { log "flood run ended before sample $n"; break; }
     rss=$(awk '/^VmRSS:/ { print $2 }' "/proc/$FPID/status" 2>/dev/null)
     thr=$(awk '/^Threads:/ { print $2 }' "/proc/$FPID/status" 2>/dev/null)
