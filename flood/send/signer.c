@@ -428,18 +428,25 @@ struct signer_prio {
     int can_rise; /* 0 once going back up was refused */
 };
 
+/* Below this rate a signer is never lowered: signing costs the loop little there (10/s of
+ * RSA-2048: 0.3% of a core), and a lowered signer on a saturated machine wakes hundreds of
+ * ms late (capacity's 10/s steps beside a busy machine: dispatch lag p99 0.3-1.3 s). */
+#define PRIO_LOW_RATE 100.0
+
 static void prio_step(struct signer *s, struct signer_prio *p, int64_t now)
 {
     int64_t ahead = s->next_t < 0 ? INT64_MAX : s->next_t - (now - s->mono0_ns);
-    if (!p->low && ahead > s->lookahead_ns / 2 && (!s->o.presign || now >= s->mono0_ns)) {
+    double rate = s->next_t < 0 ? 0 : sched_rate_at(&s->sched, (double)s->next_t / 1e9);
+    if (!p->low && ahead > s->lookahead_ns / 2 && rate >= PRIO_LOW_RATE &&
+        (!s->o.presign || now >= s->mono0_ns)) {
         if (setpriority(PRIO_PROCESS, (id_t)p->tid, 19) == 0)
             p->low = 1;
         else
             p->can_rise = 0; /* not fatal: the signers then compete at equal weight */
-    } else if (p->low && p->can_rise && ahead < s->lookahead_ns / 4) {
+    } else if (p->low && p->can_rise && (ahead < s->lookahead_ns / 4 || rate < PRIO_LOW_RATE / 2)) {
         if (setpriority(PRIO_PROCESS, (id_t)p->tid, p->base) == 0) {
             p->low = 0;
-            if (!atomic_flag_test_and_set(&s->raised_once))
+            if (ahead < s->lookahead_ns / 4 && !atomic_flag_test_and_set(&s->raised_once))
                 fprintf(stderr,
                         "flood: the signers fell behind their look-ahead (%.0f ms signed "
                         "ahead): back at the process's priority while behind\n",
