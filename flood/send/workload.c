@@ -281,8 +281,6 @@ void workload_free(struct workload *w)
     free(w->map);
     free(w->map_val);
     free(w->dense);
-    free(w->edit_key);
-    free(w->edit_val);
     workload_due_free(w);
     pthread_mutex_destroy(&w->lock);
     free(w);

@@ -5,11 +5,13 @@
  * note served at its id shows the edit, answers 410, and the actor shows its new revision
  * and key only from that activity's intended time on: a target fetching them in between
  * sees what was sent so far. Each such activity is kept with its time and the one before
- * it on the same object, so the state at any instant is a walk back from the latest. The
- * map of edited notes (the latest Update built of each) lives here too.
+ * it on the same object until that time has come, so the state at any instant is a walk
+ * back from the latest to the first one due (or no longer kept). The latest Update built
+ * of each note is kept here too, beside the records.
  * Everything here runs with w->lock held. */
 #include <stdlib.h>
 
+#include "flood/core/clock.h"
 #include "flood/send/workload_int.h"
 
 /* The map's key kinds: an update's own seq, a deleted Create's seq, an update-actor's seq */
@@ -28,47 +30,32 @@ static size_t due_slot(uint64_t key, size_t cap)
 
 /* ---- edited notes ---------------------------------------------------------------------- */
 
+/* A chunk's edits follow its records (CHUNK_BYTES), kept where the records are: in the
+ * state folder's file, so a long run's edited notes do not grow its resident set. */
+static uint32_t *edit_slot(struct workload *w, uint64_t seq)
+{
+    struct entry *e = workload_entry(w, seq, 0);
+    if (!e)
+        return NULL;
+    uint32_t *edits = (uint32_t *)(w->chunks[seq >> CHUNK_SHIFT] + CHUNK_LEN);
+    return &edits[seq & (CHUNK_LEN - 1)];
+}
+
 void workload_edit_put(struct workload *w, uint64_t seq, uint64_t update)
 {
-    if ((w->n_edit + 1) * 2 > w->edit_cap) {
-        size_t cap = w->edit_cap ? w->edit_cap * 2 : 256;
-        uint64_t *k = flood_xcalloc(cap, sizeof(*k)), *v = flood_xcalloc(cap, sizeof(*v));
-        for (size_t i = 0; i < w->edit_cap; i++) {
-            if (!w->edit_key[i])
-                continue;
-            size_t j = due_slot(w->edit_key[i] - 1, cap);
-            while (k[j])
-                j = (j + 1) & (cap - 1);
-            k[j] = w->edit_key[i];
-            v[j] = w->edit_val[i];
-        }
-        free(w->edit_key);
-        free(w->edit_val);
-        w->edit_key = k;
-        w->edit_val = v;
-        w->edit_cap = cap;
-    }
-    size_t j = due_slot(seq, w->edit_cap);
-    while (w->edit_key[j] && w->edit_key[j] != seq + 1)
-        j = (j + 1) & (w->edit_cap - 1);
-    if (!w->edit_key[j])
-        w->n_edit++;
-    w->edit_key[j] = seq + 1;
-    w->edit_val[j] = update;
+    uint32_t *d = edit_slot(w, seq);
+    /* an Update names a Create at most a uint32_t back (its record's ref) */
+    if (d && update > seq && update - seq <= UINT32_MAX)
+        *d = (uint32_t)(update - seq);
 }
 
 int workload_edit_of(const struct workload *w, uint64_t seq, uint64_t *update)
 {
-    if (!w->edit_cap)
+    uint32_t *d = edit_slot((struct workload *)w, seq);
+    if (!d || !*d)
         return -1;
-    for (size_t j = due_slot(seq, w->edit_cap);; j = (j + 1) & (w->edit_cap - 1)) {
-        if (!w->edit_key[j])
-            return -1;
-        if (w->edit_key[j] == seq + 1) {
-            *update = w->edit_val[j];
-            return 0;
-        }
-    }
+    *update = seq + *d;
+    return 0;
 }
 
 /* ---- the served state's times ------------------------------------------------------ */
@@ -82,8 +69,48 @@ static size_t due_find(const struct workload *w, uint64_t key)
     return j;
 }
 
+/* Empty slot j, moving back the entries after it whose probe passed it. */
+static void due_remove(struct workload *w, size_t j)
+{
+    size_t mask = w->due_cap - 1;
+    w->due_key[j] = 0;
+    w->n_due--;
+    for (size_t k = (j + 1) & mask; w->due_key[k]; k = (k + 1) & mask) {
+        size_t home = due_slot(w->due_key[k] - 1, w->due_cap);
+        /* it stays when its home lies cyclically in (j, k] */
+        if (j <= k ? (home > j && home <= k) : (home > j || home <= k))
+            continue;
+        w->due_key[j] = w->due_key[k];
+        w->due_val[j] = w->due_val[k];
+        w->due_key[k] = 0;
+        j = k;
+    }
+}
+
+/* Drop the entries whose time has come: a walk back treats a missing entry as sent, and
+ * every reader asks as of the wall clock's now, which only grows. So what is kept is what
+ * was built ahead and not yet due (the signers' look-ahead, or --presign's window). */
+static void due_prune(struct workload *w, int64_t now_ns)
+{
+    while (w->n_ring) {
+        struct workload_due_put *p = &w->due_ring[w->due_head];
+        if (p->at_ns > now_ns)
+            break;
+        size_t j = due_find(w, p->key);
+        if (w->due_key[j] && w->due_val[j].at_ns <= now_ns)
+            due_remove(w, j);
+        w->due_head = (w->due_head + 1) & (w->due_ring_cap - 1);
+        w->n_ring--;
+    }
+}
+
 static void due_put(struct workload *w, uint64_t key, uint64_t prev, int64_t at_ns)
 {
+    int64_t now_ns = clock_wall_ns();
+    if (w->due_cap)
+        due_prune(w, now_ns);
+    if (at_ns <= now_ns) /* due already: as if kept and dropped */
+        return;
     if ((w->n_due + 1) * 2 > w->due_cap) {
         size_t cap = w->due_cap ? w->due_cap * 2 : 256;
         uint64_t *k = flood_xcalloc(cap, sizeof(*k));
@@ -103,6 +130,19 @@ static void due_put(struct workload *w, uint64_t key, uint64_t prev, int64_t at_
         w->due_val = v;
         w->due_cap = cap;
     }
+    if (w->n_ring == w->due_ring_cap) { /* the ring doubled, its entries from 0 */
+        size_t cap = w->due_ring_cap ? w->due_ring_cap * 2 : 256;
+        struct workload_due_put *r = flood_xcalloc(cap, sizeof(*r));
+        for (size_t i = 0; i < w->n_ring; i++)
+            r[i] = w->due_ring[(w->due_head + i) & (w->due_ring_cap - 1)];
+        free(w->due_ring);
+        w->due_ring = r;
+        w->due_ring_cap = cap;
+        w->due_head = 0;
+    }
+    w->due_ring[(w->due_head + w->n_ring) & (w->due_ring_cap - 1)] =
+        (struct workload_due_put){.key = key, .at_ns = at_ns};
+    w->n_ring++;
     size_t j = due_find(w, key);
     if (!w->due_key[j])
         w->n_due++;
@@ -183,4 +223,5 @@ void workload_due_free(struct workload *w)
 {
     free(w->due_key);
     free(w->due_val);
+    free(w->due_ring);
 }

@@ -12,6 +12,9 @@
 #define SEQ_MASK     ((UINT64_C(1) << WORKLOAD_RUN_SHIFT) - 1)
 #define CHUNK_SHIFT  16 /* 65536 records (1 MiB) per chunk */
 #define CHUNK_LEN    ((size_t)1 << CHUNK_SHIFT)
+/* a chunk: its records, then a uint32_t per record (a Create's distance to its latest
+ * Update, 0: never edited; workload_due.c), 1.25 MiB */
+#define CHUNK_BYTES (CHUNK_LEN * (sizeof(struct entry) + sizeof(uint32_t)))
 #define SPOOL_KEEP   2 /* chunks of records kept resident (workload_spool.c) */
 #define PERSONA_BITS 24
 #define PERSONA_MASK ((UINT32_C(1) << PERSONA_BITS) - 1)
@@ -69,6 +72,10 @@ struct actor_rev {
  * clock ns) and the seq + 1 of the one before it on the same object (0: none). */
 struct workload_due {
     uint64_t prev;
+    int64_t at_ns;
+};
+struct workload_due_put {
+    uint64_t key;
     int64_t at_ns;
 };
 
@@ -136,13 +143,14 @@ struct workload {
     size_t map_cap;
     struct pair *dense;
     size_t n_dense, dense_cap;
-    /* edited notes: the seq of a Create (key + 1, 0 empty) to its latest Update's seq */
-    uint64_t *edit_key, *edit_val;
-    size_t edit_cap, n_edit;
-    /* the served state's times (workload_due.c): key + 1 (0 empty) to its entry */
+    /* the served state's times (workload_due.c): key + 1 (0 empty) to its entry, for the
+     * entries still ahead of the wall clock; and each entry's key and time in the order
+     * put (a ring of due_ring_cap from due_head, n_ring long), to drop those past */
     uint64_t *due_key;
     struct workload_due *due_val;
     size_t due_cap, n_due;
+    struct workload_due_put *due_ring;
+    size_t due_ring_cap, due_head, n_ring;
 
     /* the mix kept (see workload.h): actors with a standing recent Create (a dense set, with
      * each actor's place + 1), followed pairs per persona, kinds owed for a substitution */

@@ -9,11 +9,14 @@
 CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
 . "$ROOT/tests/tools/ports.sh" # pick_port
 # capacity ARGS...: flood capacity against the sink, 20, 40 and 80/s for 2 s each
+# (--max-p99 10s: what is judged here is the dashboard following the steps; with the
+# default 1 s, a second's stall of a busy machine in a 2 s step of 40 requests ended the
+# search at its first step)
 capacity() {
     "$FLOOD" capacity --inbox "http://127.0.0.1:$SINK_PORT/inbox" --sign none --mix create=1 \
         --listen 127.0.0.1:0 --state "$TEST_STATE" --instances 2 --actors 3 --key-pool 1 \
         --start 20 --max-rate 80 --factor 2 --refine 0 --warmup 0 --hold 2s --cooldown 1s \
-        --max-f2a 0 --target-queue "cmd:echo 0" --out "$T_TMP/cap" "$@"
+        --max-f2a 0 --max-p99 10s --target-queue "cmd:echo 0" --out "$T_TMP/cap" "$@"
 }
 
 start_sink --status 202

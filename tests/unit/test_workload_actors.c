@@ -35,8 +35,8 @@ static int actor_get(struct workload *w, struct crowd *c, const char *url, struc
 
 /* Update(Person) served and key rotation: a real crowd (Ed25519 keys, a pool of 4, in a
  * temporary state folder); every update-actor rotates; the Update embeds the new key, the
- * actor served after its send time shows it (and before, the old one), the key document
- * too, and the item carries the new key for the signer. Its twin: without rotation the key
+ * actor served after its send time shows it (before it, the old one: test_presign.c, whose
+ * times are ahead of the clock, as only those are kept), the key document too, and the item carries the new key for the signer. Its twin: without rotation the key
  * stays the actor's own and the hook still serves the revised name. */
 static void actor_revisions(void)
 {
@@ -66,7 +66,7 @@ static void actor_revisions(void)
         if (!w)
             break;
         int64_t t0 = (int64_t)1764493200 * 1000000000;
-        int ok_embed = 0, ok_served = 0, ok_key = 0, ok_before = 0, ok_item = 0, n = 0;
+        int ok_embed = 0, ok_served = 0, ok_key = 0, ok_item = 0, n = 0;
         const struct sign_key *last[6] = {0}; /* each actor's key before */
         for (uint64_t s = 0; s < 12; s++) {
             struct workload_item it;
@@ -89,12 +89,6 @@ static void actor_revisions(void)
             last[fi] = it.key;
             char url[WF_URL_MAX];
             wf_actor_url(&c->wf, it.instance, it.actor, url);
-            uint32_t rot = 0;
-            uint32_t rev = workload_actor_state(w, it.instance, it.actor,
-                                                t0 + (int64_t)s * 1000000000, &rot, NULL);
-            uint32_t rev_before = workload_actor_state(
-                w, it.instance, it.actor, t0 + (int64_t)s * 1000000000 - 1, NULL, NULL);
-            ok_before += rev_before + 1 == rev;
             /* the hook serves at the wall clock: long after 2025-11-30 */
             struct wf_doc d;
             int st = actor_get(w, c, url, &d);
@@ -122,7 +116,6 @@ static void actor_revisions(void)
               rotate, ok_served, n);
         CHECK(ok_key == n, "rotate %d%%: the key document %s (%d of %d)", rotate,
               rotate ? "shows the rotated key" : "is left to the crowd", ok_key, n);
-        CHECK(ok_before == n, "a revision counts from its send time, the one before until then");
         workload_free(w);
     }
     crowd_free(c);

@@ -2,14 +2,17 @@
  * activity, kept for the whole run) leave the resident set once older than the newest
  * chunks when the run has a state folder, every record still reads back as written, the
  * file has no name in the folder and goes with the workload; without a state folder they
- * are memory. And the follow state's events (workload_state.c): one a pair, the newest,
- * however many Follows and Undos the run sends. */
+ * are memory; each note's latest edit kept beside the records. And the follow state's
+ * events (workload_state.c): one a pair, the newest, however many Follows and Undos the run
+ * sends. And the served state's times (workload_due.c): only the Updates and Deletes still
+ * ahead of the clock are kept, and what is served as of each one's time is still right. */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "flood/core/clock.h"
 #include "flood/send/workload_int.h"
 #include "tests/check.h"
 
@@ -146,9 +149,107 @@ static void follow_events(void)
     rmdir(dir);
 }
 
+/* Creates, Updates and Deletes over 2,000 s of intended times centred on now, built in
+ * order (as the signers build): the Updates and Deletes already due are dropped as later
+ * ones are put, those ahead are kept and served from their own time on; every note's
+ * latest Update reads back from beside the records. With a state folder or without. */
+static void due_ahead(const char *state_dir)
+{
+    const char *how = state_dir ? "with a state folder" : "in memory";
+    struct crowd c = crowd_of(3, 4);
+    struct flood_err err = {0};
+    struct workload_opts o = {.seed = 13, .state_dir = state_dir};
+    o.mix[OP_CREATE] = 4;
+    o.mix[OP_UPDATE] = 2;
+    o.mix[OP_DELETE] = 1;
+    enum { N = 20000 };
+    int64_t t_begin = clock_wall_ns();
+    /* 10 a second: each actor's recent Creates age in before its ring moves on */
+    int64_t t0 = t_begin - 1000 * INT64_C(1000000000), step = 100000000;
+    struct workload *w = workload_new_at(&c, &o, &alice, 1, (time_t)(t0 / 1000000000), &err);
+    CHECK(w != NULL, "%s: a create, update and delete workload (%s)", how, w ? "" : err.msg);
+    if (!w)
+        return;
+    uint64_t *latest = calloc(N, sizeof(*latest)); /* a Create's latest Update's seq + 1 */
+    uint64_t *before = calloc(N, sizeof(*before)); /* an Update's previous one's seq + 1 */
+    unsigned char *op = calloc(N, 1);
+    uint64_t *create = calloc(N, sizeof(*create));
+    int built = 0;
+    for (uint64_t s = 0; s < N; s++) {
+        struct workload_item it;
+        if (workload_build_at_ns(w, s, t0 + (int64_t)s * step, &it, &err) < 0) {
+            printf("# %s\n", err.msg);
+            break;
+        }
+        op[s] = (unsigned char)it.op;
+        if (it.op == OP_UPDATE || it.op == OP_DELETE) {
+            pthread_mutex_lock(&w->lock);
+            create[s] = s - workload_entry(w, s, 0)->ref;
+            pthread_mutex_unlock(&w->lock);
+        }
+        if (it.op == OP_UPDATE) {
+            before[s] = latest[create[s]];
+            latest[create[s]] = s + 1;
+        }
+        workload_item_free(&it);
+        built++;
+    }
+    int64_t t_end = clock_wall_ns();
+    size_t ahead_begin = 0, ahead_end = 0, updates = 0, edits_ok = 0, served_ok = 0, ahead = 0;
+    for (uint64_t s = 0; s < (uint64_t)built; s++) {
+        int64_t at = t0 + (int64_t)s * step;
+        if (op[s] == OP_UPDATE || op[s] == OP_DELETE) {
+            ahead_begin += at > t_begin;
+            ahead_end += at > t_end;
+        }
+    }
+    pthread_mutex_lock(&w->lock);
+    size_t n_due = w->n_due, n_ring = w->n_ring;
+    for (uint64_t s = 0; s < (uint64_t)built; s++) {
+        if (op[s] == OP_CREATE) {
+            uint64_t u = 0;
+            int had = workload_edit_of(w, s, &u) == 0;
+            updates += latest[s] != 0;
+            edits_ok += latest[s] ? had && u + 1 == latest[s] : !had;
+        }
+        int64_t at = t0 + (int64_t)s * step;
+        if (op[s] != OP_UPDATE || at <= t_end + 1000000000) /* a second's margin: still ahead */
+            continue;
+        ahead++;
+        uint64_t u = 0, p = 0;
+        int at_own = workload_due_edit(w, create[s], at, &u) == 0 && u == s;
+        int had_p = workload_due_edit(w, create[s], at - 1, &p) == 0;
+        served_ok += at_own && (before[s] ? had_p && p + 1 == before[s] : !had_p);
+    }
+    pthread_mutex_unlock(&w->lock);
+    CHECK(built == N, "%s: %d of %d built", how, built, N);
+    CHECK(n_due <= ahead_begin && n_due >= ahead_end && n_ring == n_due,
+          "%s: kept %zu Updates and Deletes, those ahead of the clock (%zu to %zu)", how, n_due,
+          ahead_end, ahead_begin);
+    size_t creates = 0;
+    for (uint64_t s = 0; s < (uint64_t)built; s++)
+        creates += op[s] == OP_CREATE;
+    CHECK(updates > 100 && edits_ok == creates,
+          "%s: each of %zu notes' latest Update reads back (%zu edited)", how, creates, updates);
+    CHECK(ahead > 100 && served_ok == ahead,
+          "%s: the %zu Updates ahead served from their own time, the one before until then "
+          "(%zu right)",
+          how, ahead, served_ok);
+    free(latest);
+    free(before);
+    free(op);
+    free(create);
+    workload_free(w);
+}
+
 int main(void)
 {
     follow_events();
+    due_ahead(NULL);
+    char due_dir[] = "/tmp/flood-spool-due-XXXXXX";
+    CHECK(mkdtemp(due_dir) != NULL, "a state folder for the Updates and Deletes");
+    due_ahead(due_dir);
+    rmdir(due_dir);
     struct crowd c = crowd_of(3, 4);
     struct flood_err err = {0};
     struct workload_opts o = {.seed = 5};
