@@ -203,6 +203,25 @@ PIDS="$PIDS $!"
 # ---- the samples --------------------------------------------------------------------------
 # crowd_probe: the crowd's answer time as the target sees it, 10 GETs of actor documents of
 # instances no fault touches (flood10 on), each on a new connection: "p50 max" in ms.
+# fd_kinds: flood's descriptors by kind, "target crowd tcp sockets files": its TCP
+# connections to the target, the crowd's side of the target's connections, its other TCP
+# sockets (listeners, dashboard clients), sockets no TCP table lists (a connection already
+# closed whose descriptor is still open, Unix sockets), and the rest (files, pipes, epoll)
+fd_kinds() {
+    local links socks all
+    links=$(find "/proc/$FPID/fd" -mindepth 1 -maxdepth 1 -printf '%l\n' 2>/dev/null)
+    all=$(grep -c . <<<"$links")
+    socks=$(grep -c '^socket:' <<<"$links")
+    ss -Htanp 2>/dev/null | awk -v pid="pid=$FPID," -v tp="$TPORT" -v cp="$CPORT" \
+        -v socks="$socks" -v all="$all" '
+        index($0, pid) {
+            n = split($0, u, pid) - 1 # one per descriptor of flood on the socket
+            l = $4; sub(/.*:/, "", l); r = $5; sub(/.*:/, "", r)
+            if (r == tp) t += n; else if (l == cp && $1 != "LISTEN") c += n; else o += n
+        }
+        END { printf "%d %d %d %d %d", t, c, o, socks - t - c - o, all - socks }'
+}
+
 crowd_probe() {
     local i u times=""
     for i in $(seq 0 9); do
@@ -217,7 +236,7 @@ crowd_probe() {
 # live.tsv: what /proc and the crowd said at each sample; soak.tsv adds the figures of the
 # seconds since the sample before, from run.json's series once the run has ended (the
 # dashboard's stream, rows.jsonl, only feeds the progress lines)
-printf 'sample\tt_s\trss_kib\tfds\tthreads\tcrowd_p50_ms\tcrowd_max_ms\tload1\tcrowd_conns\n' >"$OUT/live.tsv"
+printf 'sample\tt_s\trss_kib\tfds\tthreads\tcrowd_p50_ms\tcrowd_max_ms\tload1\tcrowd_conns\trss_anon_kib\trss_file_kib\tfd_target\tfd_crowd\tfd_tcp\tfd_socket\tfd_other\n' >"$OUT/live.tsv"
 # minute_figures FILE FROM TO: over the per-second rows (one JSON object a line) with
 # FROM <= t < TO: the median and the largest per-second lag p99, the largest latency p99,
 # the last in-flight count, the mean sent a second, the largest Follow-to-Accept p99, the
@@ -243,17 +262,23 @@ while [ "$n" -lt "$NS" ]; do
     kill -0 "$FPID" 2>/dev/null || { log "flood run ended before sample $n"; break; }
     rss=$(awk '/^VmRSS:/ { print $2 }' "/proc/$FPID/status" 2>/dev/null)
     thr=$(awk '/^Threads:/ { print $2 }' "/proc/$FPID/status" 2>/dev/null)
+    # the resident set's parts: anonymous (the heap and the stacks) and file-backed (the
+    # records' file in the state folder, a tmpfs one counted as shared memory)
+    anon=$(awk '/^RssAnon:/ { print $2 }' "/proc/$FPID/status" 2>/dev/null)
+    rfile=$(awk '/^Rss(File|Shmem):/ { n += $2 } END { print n + 0 }' "/proc/$FPID/status" 2>/dev/null)
     fds=$(find "/proc/$FPID/fd" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)
     # of those, the target's connections to the crowd (the crowd's side): the target keeps
     # them open or not, so flood's own descriptors are the rest
     conns=$(ss -Htn "( sport = :$CPORT )" 2>/dev/null | wc -l)
+    kinds=$(fd_kinds)
     [ -n "$rss" ] || { log "flood run gone at sample $n"; break; }
     t=$(awk -v a="$(date +%s.%N)" -v b="$T0" 'BEGIN { printf "%.0f", a - b }')
     # the rows just closed: the seconds since the last sample (the dashboard's row t counts
     # from the first send, as T0 does within the half second flood waits before it)
     crowd=$(crowd_probe)
-    printf '%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$n" "$t" "$rss" "$fds" "$thr" \
-        "$(echo "$crowd" | tr ' ' '\t')" "$(cut -d' ' -f1 /proc/loadavg)" "$conns" >>"$OUT/live.tsv"
+    printf '%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$n" "$t" "$rss" "$fds" "$thr" \
+        "$(echo "$crowd" | tr ' ' '\t')" "$(cut -d' ' -f1 /proc/loadavg)" "$conns" "${anon:--}" \
+        "${rfile:--}" "$(echo "$kinds" | tr ' ' '\t')" >>"$OUT/live.tsv"
     figs=""
     [ $((n % 10)) = 0 ] || [ "$n" -le 2 ] && figs=$(minute_figures "$OUT/rows.jsonl" "$prev_t" "$t")
     prev_t=$t
@@ -271,13 +296,14 @@ R=$OUT/flood/run.json
 [ -f "$R" ] || die "flood run wrote no run.json (exit $FRC; log: $OUT/flood.log)"
 kill -0 "$TPID" 2>/dev/null || log "warning: the reference target had exited (log: $OUT/target.log)"
 jq -c '.series[]' "$R" >"$OUT/series.jsonl" 2>/dev/null
-printf 'sample\tt_s\trss_kib\tfds\tthreads\tlag_p99_ms\tlag_p99_max_ms\tp99_ms\tin_flight\tsent_per_s\tf2a_p99_ms\tdeliveries\tfetches\tcrowd_p50_ms\tcrowd_max_ms\tload1\tcrowd_conns\town_fds\n' >"$OUT/soak.tsv"
+printf 'sample\tt_s\trss_kib\tfds\tthreads\tlag_p99_ms\tlag_p99_max_ms\tp99_ms\tin_flight\tsent_per_s\tf2a_p99_ms\tdeliveries\tfetches\tcrowd_p50_ms\tcrowd_max_ms\tload1\tcrowd_conns\town_fds\trss_anon_kib\trss_file_kib\tfd_target\tfd_crowd\tfd_tcp\tfd_socket\tfd_other\n' >"$OUT/soak.tsv"
 prev_t=0
-while IFS=$'\t' read -r sn st srss sfds sthr scp scm sload sconn; do
+while IFS=$'\t' read -r sn st srss sfds sthr scp scm sload sconn sanon sfile skinds; do
     [ "$sn" = sample ] && continue
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$sn" "$st" "$srss" "$sfds" "$sthr" \
-        "$(minute_figures "$OUT/series.jsonl" "$prev_t" "$st")" "$scp" "$scm" "$sload" "${sconn:-0}" \
-        "$((sfds - ${sconn:-0}))" >>"$OUT/soak.tsv"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$sn" "$st" "$srss" \
+        "$sfds" "$sthr" "$(minute_figures "$OUT/series.jsonl" "$prev_t" "$st")" "$scp" "$scm" \
+        "$sload" "${sconn:-0}" "$((sfds - ${sconn:-0}))" "${sanon:--}" "${sfile:--}" \
+        "${skinds:--}" >>"$OUT/soak.tsv"
     prev_t=$st
 done <"$OUT/live.tsv"
 
@@ -306,6 +332,13 @@ fi
 read -r RSS_A RSS_B RSS_G <<<"$(growth 3)"
 read -r FD_A FD_B FD_G <<<"$(growth 18)" # flood's own: less the target's connections
 read -r LAG_A LAG_B LAG_G <<<"$(growth 6)"
+read -r ANON_A ANON_B ANON_G <<<"$(growth 19)" # the parts, told for the reader: not judged
+read -r FILE_A FILE_B FILE_G <<<"$(growth 20)"
+FDK=""
+for k in "21 to the target" "22 the crowd's side" "23 other TCP" "24 sockets no TCP table lists" "25 files, pipes, epoll"; do
+    read -r KA KB _ <<<"$(growth "${k%% *}")"
+    FDK="$FDK${FDK:+, }${k#* } $KA -> $KB"
+done
 awk -v g="$RSS_G" -v l="$LIMIT" 'BEGIN { exit !(g <= l) }' || { VERDICT=fail; WHY="$WHY memory grew $RSS_G% (> $LIMIT%);"; }
 awk -v g="$FD_G" -v l="$LIMIT" 'BEGIN { exit !(g <= l) }' || { VERDICT=fail; WHY="$WHY descriptors grew $FD_G% (> $LIMIT%);"; }
 # lateness: the median per-second lag p99 may not grow by more than the limit or 250 ms,
@@ -334,6 +367,8 @@ SWITCH_BAD=$(awk -F'\t' 'NR > 1 && $5 !~ /"ok":true/' "$OUT/faults.tsv" | wc -l)
     echo
     echo "- window: the last $WIN of $ROWS samples (one every $STEP_S s); medians of its first and last $EDGE."
     echo "- RSS: $RSS_A -> $RSS_B KiB ($RSS_G%); flood's own descriptors (all but the target's connections to the crowd): $FD_A -> $FD_B ($FD_G%); lag p99 (median of the seconds'): $LAG_A -> $LAG_B ms ($LAG_G%; judged within $LIMIT% or 250 ms); limit $LIMIT%."
+    echo "- flood's descriptors by kind (told for the reader: the verdict judges their total less the crowd's side): $FDK."
+    echo "- of the RSS: anonymous (heap, stacks) $ANON_A -> $ANON_B KiB ($ANON_G%), file-backed (the records' file) $FILE_A -> $FILE_B KiB ($FILE_G%)."
     echo "- $CONS_LINE"
     echo "- outcomes: $(jq -r '.totals.outcomes | to_entries | map(select(.value > 0) | "\(.key)=\(.value)") | join(" ")' "$R"); shed $(jq .totals.shed "$R"), unfinished $(jq .totals.unfinished "$R"); generator lag p99 $(jq .generator.lag_p99_ms "$R") ms, saturated $(jq .generator.saturated "$R")."
     echo "- the crowd's answers to the target: deliveries $(jq -r '.inbound.deliveries | to_entries | map(select(.value > 0) | "\(.key)=\(.value)") | join(" ")' "$R"); fetches (serving time p50/p99 ms over the run, the faults' delays included) $(jq -r '.fetches.by_kind | to_entries | map(select(.value.requests > 0) | "\(.key) \(.value.requests) (\(.value.serve_ms.p50)/\(.value.serve_ms.p99))") | join(", ")' "$R" 2>/dev/null)."

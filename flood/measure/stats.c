@@ -149,11 +149,12 @@ static struct stats_sec *sec_at(struct stats *s, int64_t ns)
         while (cap <= i)
             cap *= 2;
         s->series = flood_xrealloc(s->series, cap * sizeof(*s->series));
-        memset(s->series + s->cap_series, 0, (cap - s->cap_series) * sizeof(*s->series));
         s->cap_series = cap;
     }
-    if (i >= s->n_series)
+    if (i >= s->n_series) { /* zeroed as reached: a doubled series costs its seconds only */
+        memset(s->series + s->n_series, 0, (i + 1 - s->n_series) * sizeof(*s->series));
         s->n_series = i + 1;
+    }
     return &s->series[i];
 }
 

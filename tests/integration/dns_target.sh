@@ -15,14 +15,8 @@ skip_all() {
     done_testing
     exit 0
 }
-for tool in node jq curl getent; do
-    command -v "$tool" >/dev/null 2>&1 || { check 1 "$tool is installed"; done_testing; exit 1; }
-done
-if [ ! -d "$ROOT/tests/target/node_modules/@fedify/fedify" ]; then
-    check 1 "tests/target has its node_modules (scripts/deps.sh)"
-    done_testing
-    exit 1
-fi
+need_target
+command -v getent >/dev/null 2>&1 || { check 1 "getent is installed"; done_testing; exit 1; }
 [ "$(id -u)" = 0 ] || skip_all "needs root for ip netns"
 [ -f /etc/resolv.conf ] || skip_all "no /etc/resolv.conf for ip netns exec to cover"
 NS=fldns$$r$RANDOM

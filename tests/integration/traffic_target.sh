@@ -10,19 +10,8 @@
 # (--fault all:delay=2s,scope=media) backs up the target's media pool, not its inbox queue.
 # shellcheck disable=SC2016 # jq filters
 . "$(dirname "$0")/lib.sh"
-
-for tool in node jq curl python3; do
-    command -v "$tool" >/dev/null 2>&1 || { check 1 "$tool is installed"; done_testing; exit 1; }
-done
-if [ ! -d "$ROOT/tests/target/node_modules/@fedify/fedify" ]; then
-    check 1 "tests/target has its node_modules (scripts/deps.sh)"
-    done_testing
-    exit 1
-fi
-
-free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
+. "$ROOT/tests/tools/run_lib.sh" # need_target, free_port (its jget is replaced below)
+need_target
 
 # start_target NAME [target options]: TPORT, TPID; the crowd is to listen on CPORT. An
 # account alice with three posts (to like and react to).
