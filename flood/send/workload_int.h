@@ -8,13 +8,13 @@
 #include "flood/send/workload.h"
 #include "webfinger/content.h"
 
-#define RUN_BITS     24
-#define SEQ_MASK     ((UINT64_C(1) << WORKLOAD_RUN_SHIFT) - 1)
-#define CHUNK_SHIFT  16 /* 65536 records (1 MiB) per chunk */
-#define CHUNK_LEN    ((size_t)1 << CHUNK_SHIFT)
+#define RUN_BITS    24
+#define SEQ_MASK    ((UINT64_C(1) << WORKLOAD_RUN_SHIFT) - 1)
+#define CHUNK_SHIFT 16 /* 65536 records (1 MiB) per chunk */
+#define CHUNK_LEN   ((size_t)1 << CHUNK_SHIFT)
 /* a chunk: its records, then a uint32_t per record (a Create's distance to its latest
  * Update, 0: never edited; workload_due.c), 1.25 MiB */
-#define CHUNK_BYTES (CHUNK_LEN * (sizeof(struct entry) + sizeof(uint32_t)))
+#define CHUNK_BYTES  (CHUNK_LEN * (sizeof(struct entry) + sizeof(uint32_t)))
 #define SPOOL_KEEP   2 /* chunks of records kept resident (workload_spool.c) */
 #define PERSONA_BITS 24
 #define PERSONA_MASK ((UINT32_C(1) << PERSONA_BITS) - 1)

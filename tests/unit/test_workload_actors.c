@@ -36,8 +36,9 @@ static int actor_get(struct workload *w, struct crowd *c, const char *url, struc
 /* Update(Person) served and key rotation: a real crowd (Ed25519 keys, a pool of 4, in a
  * temporary state folder); every update-actor rotates; the Update embeds the new key, the
  * actor served after its send time shows it (before it, the old one: test_presign.c, whose
- * times are ahead of the clock, as only those are kept), the key document too, and the item carries the new key for the signer. Its twin: without rotation the key
- * stays the actor's own and the hook still serves the revised name. */
+ * times are ahead of the clock, as only those are kept), the key document too, and the item
+ * carries the new key for the signer. Its twin: without rotation the key stays the actor's
+ * own and the hook still serves the revised name. */
 static void actor_revisions(void)
 {
     char dir[] = "/tmp/flood-test-workload-XXXXXX";
