@@ -34,10 +34,10 @@ static size_t due_slot(uint64_t key, size_t cap)
  * state folder's file, so a long run's edited notes do not grow its resident set. */
 static uint32_t *edit_slot(struct workload *w, uint64_t seq)
 {
-    struct entry *e = workload_entry(w, seq, 0);
-    if (!e)
+    size_t c = (size_t)(seq >> CHUNK_SHIFT);
+    if (c >= w->n_chunks || !w->chunks[c]) /* never built */
         return NULL;
-    uint32_t *edits = (uint32_t *)(w->chunks[seq >> CHUNK_SHIFT] + CHUNK_LEN);
+    uint32_t *edits = (uint32_t *)(w->chunks[c] + CHUNK_LEN);
     return &edits[seq & (CHUNK_LEN - 1)];
 }
 
