@@ -29,7 +29,11 @@ struct check *check_new(struct crowd *crowd, const struct check_opts *o, struct 
     c->o = *o;
     pthread_mutex_init(&c->lock, NULL);
     pthread_cond_init(&c->cond, NULL);
-    c->seq_next = (uint64_t)time(NULL) << 20;
+    /* Activity ids unique across runs against one target, which may drop an id it has seen
+     * ("already processed"): a microsecond base, 256 ids a microsecond apart, so two runs
+     * collide only if the first sends more than 256 activities for each microsecond between
+     * their starts (a second's runs used one base, and the second run's Follows were dropped). */
+    c->seq_next = (uint64_t)clock_wall_us() << 8;
     if (!o->persona || target_parse_spec(o->persona, &c->user, &c->host, err) < 0 ||
         check_host_init(c, err) < 0) {
         if (!o->persona)

@@ -141,7 +141,8 @@ check 'grep -q "^5 steps: 0 pass, 5 fail, 0 skip, 0 deferred, 0 unsupported$" "$
     "the table's summary line"
 run_check "$fl" "$tl" "$dir/lax-twin.json" --scenario fixtures/scenarios/refusals.flood --json
 check 'jq -e "[.steps[] | select(.result == \"fail\" and .decided_by == \"follow-twin\" and (.got | test(\"sent an Accept\")))] | length == 5" \
-    "$dir/lax-twin.json" >/dev/null' "each decided by a Follow twin: the target sent an Accept for the bad Follow"
+    "$dir/lax-twin.json" >/dev/null' "each decided by a Follow twin: the target sent an Accept for the bad Follow" ||
+    jq -c '.steps[] | [.step, .result, .decided_by, .detail, .got]' "$dir/lax-twin.json" | sed 's/^/#   /'
 
 # --- a target that answers 202 and verifies later, no token: the twins pass each step ---
 run_check "$fv" "$tv" "$dir/later.json" --scenario fixtures/scenarios/refusals.flood --json
