@@ -9,7 +9,9 @@
  *   retry-after=30        with a status: Retry-After seconds (0..86400)
  *   gone                  status=410 on everything in scope
  *   reset                 close the connection at once (RST)
- *   hang                  never answer; the client times out
+ *   hang                  never answer; the client times out (the connection is closed,
+ *                         unanswered, once the client has closed its end: run.json's
+ *                         crowd.hangs_closed)
  *   share=20%             the share of requests in scope that get the fault (default 100%)
  *   scope=get|inbox|all|nodeinfo|KIND, joined with '+' (default all)
  *          get: every GET/HEAD but NodeInfo; inbox: POSTs to inboxes; all: every request

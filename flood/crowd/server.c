@@ -34,8 +34,10 @@
 #define SERVER_STREAM_BLOCK    (64 * 1024) /* bytes an image reader makes at a time */
 #define SERVER_CORK_MAX        (8 * 1024)  /* TLS: an answer's body up to this goes as one record */
 #define SERVER_FLUSH_MS        1000        /* TLS: how long a corked answer may wait for room */
+#define SERVER_HANG_CHECK_MS   1000        /* how often hung connections are looked at */
 
-/* A connection suspended by a fault: resumed at due (hang: never, but at stop). */
+/* A connection suspended by a fault: resumed at due (a hang: when its peer has closed, or at
+ * stop). */
 struct suspended {
     struct MHD_Connection *conn;
     struct request *req;
@@ -58,7 +60,7 @@ struct server {
     pthread_cond_t cond;
     struct suspended *pending;
     int stopping;
-    atomic_ullong requests, by_status[6], bad_host, too_large, faults, unflushed;
+    atomic_ullong requests, by_status[6], bad_host, too_large, faults, unflushed, hangs_closed;
 };
 
 /* Per-request state, freed in the completion callback. */
@@ -277,17 +279,47 @@ static enum MHD_Result answer_image(struct server *s, struct request *rq,
 
 /* ---- faults ------------------------------------------------------------------------- */
 
+/* Has the peer of a hung connection closed its side (or reset it)? A hang holds a connection
+ * the target has given up on only at flood's cost: the target sees nothing more of it (a
+ * hung server's socket in CLOSE-WAIT looks the same from its end), while every one kept
+ * would hold a descriptor until the run ends, as many as the target's retries over a long
+ * run. A client that shut down only its sending side and still waits for the answer is let
+ * go too: no HTTP client flood meets does that. */
+static int peer_closed(struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (!ci)
+        return 0;
+    struct pollfd pfd = {.fd = ci->connect_fd, .events = POLLIN | POLLRDHUP};
+    return poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR));
+}
+
+static int ts_before(struct timespec a, struct timespec b)
+{
+    return a.tv_sec < b.tv_sec || (a.tv_sec == b.tv_sec && a.tv_nsec < b.tv_nsec);
+}
+
 static void *timer_main(void *arg)
 {
     struct server *s = arg;
+    struct timespec hang_check = clock_mono_after(SERVER_HANG_CHECK_MS);
     pthread_mutex_lock(&s->lock);
     while (!s->stopping) {
         struct timespec now = clock_mono_after(0);
+        int check_hangs = !ts_before(now, hang_check), hangs = 0;
+        if (check_hangs)
+            hang_check = clock_mono_after(SERVER_HANG_CHECK_MS);
         struct suspended **pp = &s->pending, *next_due = NULL;
         while (*pp) {
             struct suspended *p = *pp;
-            int due = !p->hang && (p->due.tv_sec < now.tv_sec ||
-                                   (p->due.tv_sec == now.tv_sec && p->due.tv_nsec <= now.tv_nsec));
+            int due = !p->hang && !ts_before(now, p->due);
+            if (p->hang && check_hangs && peer_closed(p->conn)) {
+                /* resumed as a hang cut short: the handler closes it, unanswered */
+                atomic_fetch_add(&s->hangs_closed, 1);
+                due = 1;
+            }
+            hangs += p->hang && !due;
             if (due) {
                 *pp = p->next;
                 p->req->resumed = 1;
@@ -295,14 +327,15 @@ static void *timer_main(void *arg)
                 free(p);
                 continue;
             }
-            if (!p->hang &&
-                (!next_due || p->due.tv_sec < next_due->due.tv_sec ||
-                 (p->due.tv_sec == next_due->due.tv_sec && p->due.tv_nsec < next_due->due.tv_nsec)))
+            if (!p->hang && (!next_due || ts_before(p->due, next_due->due)))
                 next_due = p;
             pp = &p->next;
         }
-        if (next_due) {
-            struct timespec until = next_due->due;
+        /* the next delay due, or the next look at the hangs, whichever comes first */
+        if (next_due || hangs) {
+            struct timespec until = next_due ? next_due->due : hang_check;
+            if (hangs && ts_before(hang_check, until))
+                until = hang_check;
             pthread_cond_timedwait(&s->cond, &s->lock, &until);
         } else {
             pthread_cond_wait(&s->cond, &s->lock);
@@ -767,6 +800,7 @@ void server_get_stats(struct server *s, struct server_stats *out)
     out->too_large = atomic_load(&s->too_large);
     out->faults = atomic_load(&s->faults);
     out->unflushed = atomic_load(&s->unflushed);
+    out->hangs_closed = atomic_load(&s->hangs_closed);
 }
 
 void server_stop(struct server *s)

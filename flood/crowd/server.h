@@ -79,7 +79,8 @@ struct server_hooks {
 struct server_stats {
     unsigned long long requests, by_status[6]; /* [k] = kxx, [0] others */
     unsigned long long bad_host, too_large, faults;
-    unsigned long long unflushed; /* TLS answers that could not leave: their connection cut */
+    unsigned long long unflushed;    /* TLS answers that could not leave: their connection cut */
+    unsigned long long hangs_closed; /* hung connections let go once their peer had closed */
 };
 
 struct server;

@@ -80,9 +80,10 @@ json_t *results_crowd_json(const struct server_stats *c)
     for (int k = 1; k < 6; k++)
         json_object_set_new(by, status_names[k], json_integer((json_int_t)c->by_status[k]));
     json_object_set_new(by, status_names[0], json_integer((json_int_t)c->by_status[0]));
-    return json_pack("{s:I,s:o,s:I,s:I,s:I,s:I}", "requests", (json_int_t)c->requests, "by_status",
-                     by, "bad_host", (json_int_t)c->bad_host, "too_large", (json_int_t)c->too_large,
-                     "faults_injected", (json_int_t)c->faults, "tls_cut", (json_int_t)c->unflushed);
+    return json_pack("{s:I,s:o,s:I,s:I,s:I,s:I,s:I}", "requests", (json_int_t)c->requests,
+                     "by_status", by, "bad_host", (json_int_t)c->bad_host, "too_large",
+                     (json_int_t)c->too_large, "faults_injected", (json_int_t)c->faults, "tls_cut",
+                     (json_int_t)c->unflushed, "hangs_closed", (json_int_t)c->hangs_closed);
 }
 
 static unsigned long long count_of(json_t *o, const char *k)
@@ -105,6 +106,7 @@ void results_crowd_add(struct server_stats *c, json_t *crowd)
     c->too_large += count_of(crowd, "too_large");
     c->faults += count_of(crowd, "faults_injected");
     c->unflushed += count_of(crowd, "tls_cut");
+    c->hangs_closed += count_of(crowd, "hangs_closed");
 }
 
 int results_crowd_warning(const struct server_stats *c, char *buf, size_t size)

@@ -27,7 +27,7 @@ void results_fetches_line(FILE *f, const struct stats *st, const struct results_
 
 /* run.json's "crowd": what the crowd's server answered, whoever asked: {"requests",
  * "by_status": {"1xx".."5xx", "other"}, "bad_host", "too_large", "faults_injected",
- * "tls_cut"} (a new reference). */
+ * "tls_cut", "hangs_closed"} (a new reference). */
 json_t *results_crowd_json(const struct server_stats *c);
 /* A run.json's "crowd" (borrowed; NULL or not an object: nothing) added into c. */
 void results_crowd_add(struct server_stats *c, json_t *crowd);

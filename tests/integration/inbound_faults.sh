@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Faults injected by `flood serve --fault`, measured by a real client (curl): the delay is at
 # least what was asked and a healthy instance is fast; the share of 503s lies within
-# tolerance and carries Retry-After; reset and hang act as specified; NodeInfo stays healthy
-# under a fault unless the spec names it; a scope=inbox fault leaves GETs alone.
+# tolerance and carries Retry-After; reset and hang act as specified (a hang lets a
+# connection go once its client has closed it); NodeInfo stays healthy under a fault unless
+# the spec names it; a scope=inbox fault leaves GETs alone.
 set -u
 FLOOD=${FLOOD:-build/flood}
 n=0 fail=0
@@ -81,6 +82,57 @@ el=$((($(date +%s%N) - start) / 1000000))
 check '[ "$rc" = 28 ] && [ "$el" -ge 1900 ]' "hang: curl times out after ${el} ms (exit $rc)"
 read -r code t < <(get flood6.test /.well-known/nodeinfo)
 check '[ "$code" = 200 ]' "NodeInfo of flood6 answers under hang"
+# A hang holds a connection while its client waits and lets it go once the client has
+# closed its end: five clients give up after 1 s, a sixth waits 6 s. The crowd's side of a
+# connection its client closed sits in CLOSE-WAIT until the crowd closes it.
+sockets() { # STATE: the crowd's sockets on its port in that state
+    ss -Htanp state "$1" "( sport = :$port )" 2>/dev/null | grep -c "pid=$pid,"
+}
+start=$(date +%s%N)
+curl -s -o /dev/null -m 6 -H "Host: flood6.test" "$base/users/user2?waits" &
+waiter=$!
+quitters=""
+for i in 1 2 3 4 5; do
+    curl -s -o /dev/null -m 1 -H "Host: flood6.test" "$base/users/user1?quits=$i" &
+    quitters="$quitters $!"
+done
+for q in $quitters; do wait "$q"; done
+left=""
+for _ in $(seq 40); do
+    left=$(sockets close-wait)
+    [ "$left" = 0 ] && break
+    sleep 0.1
+done
+check '[ "$left" = 0 ]' "hang: the connections whose clients gave up are closed within 4 s ($left left in CLOSE-WAIT)"
+# three clients that reset their connection (SO_LINGER 0): the crowd's side is then in no TCP
+# table, only in its descriptors, which must come back to what they were
+nsock() { find "/proc/$pid/fd" -mindepth 1 -maxdepth 1 -lname 'socket:*' 2>/dev/null | wc -l; }
+before=$(nsock)
+python3 -c '
+import socket, struct, sys, time
+conns = []
+for i in range(3):
+    c = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+    c.sendall(b"GET /users/user1?resets=%d HTTP/1.1\r\nHost: flood6.test\r\n\r\n" % i)
+    conns.append(c)
+time.sleep(0.5)
+for c in conns:
+    c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    c.close()
+' "$port"
+after=""
+for _ in $(seq 40); do
+    after=$(nsock)
+    [ "$after" -le "$before" ] && break
+    sleep 0.1
+done
+check '[ "$after" -le "$before" ]' "hang: connections reset by their clients are closed within 4 s (sockets $before before, $after after)"
+held=$(sockets established)
+check '[ "$held" -ge 1 ] && kill -0 "$waiter" 2>/dev/null' "hang: the waiting client's connection is still held ($held established)"
+wait "$waiter"
+rc=$?
+el=$((($(date +%s%N) - start) / 1000000))
+check '[ "$rc" = 28 ] && [ "$el" -ge 5900 ]' "hang: the waiting client times out after ${el} ms (exit $rc)"
 
 read -r code t < <(get flood7.test /users/user1)
 check '[ "$code" = 200 ]' "gone,scope=inbox: GET of flood7's actor is still 200"

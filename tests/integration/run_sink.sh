@@ -47,7 +47,7 @@ expect_eq "$(jget .generator.steal_cpus)" "$(nproc)" "generator.steal_cpus: the 
 expect_eq "$(jget '.generator.steal_s >= 0 and .generator.steal_share >= 0 and .generator.steal_share <= 1')" \
     true "generator.steal_s and steal_share: a time and a share"
 expect_eq "$(jq -c '.crowd | keys' "$RUN_DIR/run.json")" \
-    '["bad_host","by_status","faults_injected","requests","tls_cut","too_large"]' \
+    '["bad_host","by_status","faults_injected","hangs_closed","requests","tls_cut","too_large"]' \
     "run.json's crowd: what the crowd's server answered"
 expect_eq "$(jget '.crowd.requests == ([.crowd.by_status[]] | add)')" true \
     "the crowd's requests = the sum of its answers by status"
