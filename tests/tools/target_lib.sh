@@ -1,13 +1,14 @@
 # tests/tools/target_lib.sh: the preamble of the integration tests that drive the reference
 # target (tests/target): sourced from the repository root. It defines ok/bad/check (TAP
-# lines, counted in n and fail; check returns its verdict, so `check ... || diagnose`), checks the tools, and installs the target's npm packages
-# from its lockfile when they are missing.
+# lines, counted in n and fail; check returns its verdict, so `check ... || diagnose`),
+# checks the tools, and installs the target's npm packages from its lockfile when they are
+# missing.
 FLOOD=${FLOOD:-build/flood}
 TARGET_DIR=tests/target
 n=0 fail=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 bad() { n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n - $1"; }
-check() { if eval "$1"; then ok "$2"; else bad "$2"; return 1; fi; } # fails as its check does
+check() { if eval "$1"; then ok "$2"; else bad "$2"; return 1; fi; }
 
 . tests/tools/ports.sh # pick_port
 
