@@ -223,3 +223,46 @@ int fs_lock(const char *path, const char *wait_note, int *fd_out, const char *wh
     *fd_out = fd;
     return 0;
 }
+
+int fs_unnamed_file(const char *dir, const char *name)
+{
+    int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd >= 0 || (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL))
+        return fd;
+    char *path = flood_xasprintf("%s/.%s-XXXXXX", dir, name);
+    fd = mkostemp(path, O_CLOEXEC);
+    if (fd >= 0)
+        unlink(path);
+    int e = errno;
+    free(path);
+    errno = e;
+    return fd;
+}
+
+static size_t pio_full(int fd, char *buf, size_t len, off_t off, int wr)
+{
+    size_t done = 0;
+    while (done < len) {
+        ssize_t n = wr ? pwrite(fd, buf + done, len - done, off + (off_t)done)
+                       : pread(fd, buf + done, len - done, off + (off_t)done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            if (n == 0)
+                errno = 0;
+            break;
+        }
+        done += (size_t)n;
+    }
+    return done;
+}
+
+size_t fs_pread_full(int fd, void *buf, size_t len, off_t off)
+{
+    return pio_full(fd, buf, len, off, 0);
+}
+
+size_t fs_pwrite_full(int fd, const void *buf, size_t len, off_t off)
+{
+    return pio_full(fd, (char *)buf, len, off, 1);
+}

@@ -64,4 +64,17 @@ char *fs_read_file(const char *path, size_t max, size_t *len);
 int fs_lock(const char *path, const char *wait_note, int *fd, const char *what,
             struct flood_err *err) FLOOD_WUR;
 
+/* An unnamed file in folder dir, read and written by its descriptor and gone with the
+ * process: O_TMPFILE, or on a file system without it a named file (dir/.NAME-XXXXXX)
+ * unlinked at once. Where a long run keeps what would otherwise grow its resident set
+ * (records, the Follows' log, the dashboard's rows). The descriptor (O_CLOEXEC), or -1 with
+ * errno. */
+int fs_unnamed_file(const char *dir, const char *name);
+
+/* len bytes read from (pread) or written to (pwrite) fd at offset off, short and
+ * interrupted transfers retried: the bytes moved, fewer than len with errno set at an
+ * error (0 at the end of the file, or a write that took nothing). */
+size_t fs_pread_full(int fd, void *buf, size_t len, off_t off);
+size_t fs_pwrite_full(int fd, const void *buf, size_t len, off_t off);
+
 #endif

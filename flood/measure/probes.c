@@ -8,13 +8,13 @@
 #include "flood/measure/probes.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "flood/core/fsutil.h"
 #include "sign/err.h"
 
 #define PROBE_EMPTY UINT64_MAX
@@ -59,7 +59,7 @@ static void log_event(struct probes *p, uint64_t seq, uint64_t us, enum probes_e
         struct probes_event *held = NULL;
         if (!fflush(p->spool)) {
             held = flood_xmalloc((p->n_log ? p->n_log : 1) * sizeof(*held));
-            n = (size_t)pread(fileno(p->spool), held, p->n_log * sizeof(*held), 0) / sizeof(*held);
+            n = fs_pread_full(fileno(p->spool), held, p->n_log * sizeof(*held), 0) / sizeof(*held);
         }
         fprintf(stderr,
                 "flood: probes: the Follows' log file cannot grow (%s): %zu of %zu "
@@ -86,14 +86,7 @@ void probes_log_on(struct probes *p)
 
 int probes_log_spool(struct probes *p, const char *dir)
 {
-    int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-    if (fd < 0) { /* a file system without O_TMPFILE: a named file, unlinked at once */
-        char *path = flood_xasprintf("%s/.follows-XXXXXX", dir);
-        fd = mkostemp(path, O_CLOEXEC);
-        if (fd >= 0)
-            unlink(path);
-        free(path);
-    }
+    int fd = fs_unnamed_file(dir, "follows");
     FILE *f = fd < 0 ? NULL : fdopen(fd, "w+");
     if (!f) {
         if (fd >= 0)
@@ -121,14 +114,8 @@ struct probes_event *probes_log_copy(struct probes *p, size_t *n)
     pthread_mutex_lock(&p->lock);
     struct probes_event *c = flood_xmalloc((p->n_log ? p->n_log : 1) * sizeof(*c));
     if (p->spool) {
-        size_t want = p->n_log * sizeof(*c), got = 0;
-        if (!fflush(p->spool))
-            while (got < want) {
-                ssize_t r = pread(fileno(p->spool), (char *)c + got, want - got, (off_t)got);
-                if (r <= 0)
-                    break;
-                got += (size_t)r;
-            }
+        size_t got =
+            fflush(p->spool) ? 0 : fs_pread_full(fileno(p->spool), c, p->n_log * sizeof(*c), 0);
         *n = got / sizeof(*c);
         pthread_mutex_unlock(&p->lock);
         return c;

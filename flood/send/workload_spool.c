@@ -9,7 +9,6 @@
  * the resident set holds the records still being written, and a long run does not grow by
  * its age. Without a state folder, or when the file cannot be made, chunks are memory. */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,22 +16,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "flood/core/fsutil.h"
 #include "flood/send/workload_int.h"
-
-/* The unnamed file in dir: its descriptor, or -1. */
-static int spool_open(const char *dir)
-{
-    int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-    if (fd >= 0 || (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL))
-        return fd;
-    /* a file system without O_TMPFILE: a named file, unlinked at once */
-    char *path = flood_xasprintf("%s/.records-XXXXXX", dir);
-    fd = mkostemp(path, O_CLOEXEC);
-    if (fd >= 0)
-        unlink(path);
-    free(path);
-    return fd;
-}
 
 /* Chunk c mapped (1) or memory (0), in w->mapped, grown as chunks come. */
 static void mark(struct workload *w, size_t c, unsigned char mapped)
@@ -52,7 +37,8 @@ struct entry *workload_chunk_new(struct workload *w, size_t c)
 {
     if (!w->spool_tried) { /* the first chunk decides: a file for the run, or memory */
         w->spool_tried = 1;
-        w->spool_fd = w->o.state_dir && *w->o.state_dir ? spool_open(w->o.state_dir) : -1;
+        w->spool_fd =
+            w->o.state_dir && *w->o.state_dir ? fs_unnamed_file(w->o.state_dir, "records") : -1;
     }
     if (w->spool_fd >= 0) { /* decided above */
         off_t off = (off_t)c * (off_t)CHUNK_BYTES;

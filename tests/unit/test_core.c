@@ -1,14 +1,19 @@
 /* tests/unit/test_core.c: the helpers of flood/core/ every room shares: the clocks, the hash,
- * HTML escaping, listening addresses, JSON paths and the bounded fetch. */
+ * HTML escaping, listening addresses, JSON paths, the bounded fetch and unnamed files. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "flood/core/addr.h"
 #include "flood/core/clock.h"
+#include "flood/core/fsutil.h"
 #include "flood/core/hash.h"
 #include "flood/core/html.h"
 #include "flood/core/http.h"
@@ -555,6 +560,54 @@ static void test_fetch(void)
     csrv_stop(&env.srv);
 }
 
+/* ---- unnamed files ----------------------------------------------------------------------- */
+
+static void test_unnamed(void)
+{
+    char dir[] = "/tmp/flood-test-core-XXXXXX";
+    if (!mkdtemp(dir)) {
+        CHECK(0, "unnamed: a temporary folder");
+        return;
+    }
+    int fd = fs_unnamed_file(dir, "rows");
+    CHECK(fd >= 0, "unnamed: a file is made in the folder");
+    CHECK(fd >= 0 && (fcntl(fd, F_GETFD) & FD_CLOEXEC), "unnamed: closed on exec");
+    DIR *dh = opendir(dir);
+    int names = 0;
+    for (struct dirent *e; dh && (e = readdir(dh));)
+        names += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    if (dh)
+        closedir(dh);
+    CHECK(names == 0, "unnamed: the folder lists nothing (%d names)", names);
+
+    /* 300 KB at an offset, read back whole; a read past the end is short with errno 0 */
+    size_t len = 300000;
+    char *w = malloc(len), *r = malloc(len + 10);
+    for (size_t i = 0; i < len; i++)
+        w[i] = (char)(i * 7 + 3);
+    CHECK(fs_pwrite_full(fd, w, len, 4096) == len, "unnamed: 300 KB written at 4096");
+    CHECK(fs_pread_full(fd, r, len, 4096) == len && !memcmp(w, r, len),
+          "unnamed: and read back the same");
+    errno = EINVAL;
+    size_t got = fs_pread_full(fd, r, len + 10, 4096);
+    CHECK(got == len && errno == 0, "unnamed: a read past the end: %zu bytes, errno 0 (%d)", got,
+          errno);
+    CHECK(fs_pread_full(-1, r, 10, 0) == 0 && errno == EBADF, "unnamed: a bad descriptor: EBADF");
+    free(w);
+    free(r);
+    if (fd >= 0)
+        close(fd);
+
+    char missing[sizeof(dir) + 8];
+    snprintf(missing, sizeof(missing), "%s/none", dir);
+    errno = 0;
+    fd = fs_unnamed_file(missing, "rows");
+    CHECK(fd < 0 && errno == ENOENT, "unnamed: a missing folder: -1, ENOENT (%d, %d)", fd, errno);
+    if (fd >= 0)
+        close(fd);
+    rmdir(dir);
+}
+
 int main(void)
 {
     test_clock();
@@ -563,5 +616,6 @@ int main(void)
     test_addr();
     test_jpath();
     test_fetch();
+    test_unnamed();
     return check_done();
 }
