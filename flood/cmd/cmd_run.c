@@ -437,7 +437,8 @@ static int run_dashboard(struct run *r, struct flood_err *err)
                             .token = ro->dashboard_token,
                             .title = title,
                             .steer = r->steer,
-                            .in = r->in};
+                            .in = r->in,
+                            .rows_dir = r->crowd->state_dir};
     RUN_BLOCKED(r, r->dash = dash_start(&dop, err));
     if (!r->dash)
         return -1;

@@ -136,18 +136,19 @@ static void print_fetches(struct fetches *f)
 }
 
 /* --dashboard: the page's listener, fed by serve_wait; prints its URL. */
-static struct dash *serve_dash_start(const struct crowd_opts *co, struct inbound *in,
+static struct dash *serve_dash_start(const struct crowd *crowd, struct inbound *in,
                                      struct fetches *f, struct server *srv, struct dash_crowd **dc,
                                      struct flood_err *err)
 {
     char title[300];
-    snprintf(title, sizeof(title), "flood serve: %d instances of %d actors on %s", co->instances,
-             co->actors, server_address(srv));
+    snprintf(title, sizeof(title), "flood serve: %d instances of %d actors on %s",
+             crowd->opts.instances, crowd->opts.actors, server_address(srv));
     struct dash_opts dop = {.addr = serve_a.dashboard,
                             .token = serve_a.dashboard_token,
                             .title = title,
                             .in = in,
-                            .crowd = 1};
+                            .crowd = 1,
+                            .rows_dir = crowd->state_dir};
     struct dash *d = dash_start(&dop, err);
     if (!d)
         return NULL;
@@ -316,7 +317,7 @@ int cmd_serve(int argc, char **argv)
             goto fail;
         printf("metrics on http://%s/metrics\n", metrics_address(mtr));
     }
-    if (serve_a.dashboard && !(dash = serve_dash_start(&co, in, sctx.fetches, srv, &dc, &err)))
+    if (serve_a.dashboard && !(dash = serve_dash_start(crowd, in, sctx.fetches, srv, &dc, &err)))
         goto fail;
     int64_t t0 = clock_mono_ns(); /* the dashboard's second 0, and the target queue's */
     if (serve_tqueue(&tq, dash, mpub, t0, &err))

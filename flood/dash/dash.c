@@ -13,10 +13,57 @@
 #include <unistd.h>
 
 #include "flood/core/clock.h"
+#include "flood/core/fsutil.h"
 #include "flood/report/results.h"
 
 #define BODY_MAX   4096 /* an API body */
 #define STREAM_MAX 16   /* pages (streams) at once */
+
+/* ---- the rows -------------------------------------------------------------------------- */
+
+/* A row the file did not take or give back: counted, said once on stderr. */
+static void row_lost(struct dash *d, const char *what, size_t t, int e)
+{
+    if (!d->rows_lost++)
+        fprintf(stderr,
+                "flood: dashboard: cannot %s row %zu of the rows' file (%s); such rows are "
+                "served as {} (counted in /api/state's rows_lost)\n",
+                what, t, e ? strerror(e) : "short");
+}
+
+/* Row n_rows appended: text (taken). Caller holds d->lock. */
+static void add_row(struct dash *d, char *text)
+{
+    uint64_t at = d->n_rows ? d->row_end[d->n_rows - 1] : 0;
+    size_t len = strlen(text), n = fs_pwrite_full(d->rows_fd, text, len, (off_t)at);
+    free(text);
+    if (n < len) { /* kept as an empty row: the next one is written over what got there */
+        row_lost(d, "write", d->n_rows, errno);
+        n = 0;
+    }
+    if (d->n_rows == d->cap_rows) {
+        d->cap_rows = d->cap_rows ? d->cap_rows * 2 : 1024;
+        d->row_end = flood_xrealloc(d->row_end, d->cap_rows * sizeof(*d->row_end));
+    }
+    d->row_end[d->n_rows++] = at + n;
+}
+
+/* Row t's text (a new string; "{}" for a row the file lost). Caller holds d->lock. */
+static char *row_text(struct dash *d, size_t t)
+{
+    uint64_t from = t ? d->row_end[t - 1] : 0;
+    size_t len = (size_t)(d->row_end[t] - from);
+    if (!len)
+        return flood_xstrdup("{}");
+    char *text = flood_xmalloc(len + 1);
+    if (fs_pread_full(d->rows_fd, text, len, (off_t)from) < len) {
+        row_lost(d, "read", t, errno);
+        free(text);
+        return flood_xstrdup("{}");
+    }
+    text[len] = 0;
+    return text;
+}
 
 /* ---- the stream ------------------------------------------------------------------------ */
 
@@ -53,11 +100,12 @@ static char *next_event(struct stream *s)
         free(j);
         return ev;
     }
-    if (d->n_rows > DASH_RING && s->next_t < d->n_rows - DASH_RING)
-        s->next_t = d->n_rows - DASH_RING; /* what was dropped is gone: catch up from here */
     if (s->next_t < d->n_rows) {
         size_t t = s->next_t++;
-        return flood_xasprintf("id: %zu\nevent: row\ndata: %s\n\n", t, d->rows[t % DASH_RING]);
+        char *row = row_text(d, t);
+        char *ev = flood_xasprintf("id: %zu\nevent: row\ndata: %s\n\n", t, row);
+        free(row);
+        return ev;
     }
     if (steer_count(d->log) > s->steer_n) {
         s->steer_n = steer_count(d->log);
@@ -271,6 +319,16 @@ struct dash *dash_start(const struct dash_opts *o, struct flood_err *err)
     if (addr_parse(o->addr, "dashboard", 0, &ss, NULL, err))
         return NULL;
     struct dash *d = flood_xcalloc(1, sizeof(*d));
+    const char *dir = o->rows_dir && o->rows_dir[0] ? o->rows_dir : getenv("TMPDIR");
+    if (!dir || !dir[0])
+        dir = "/tmp";
+    d->rows_fd = fs_unnamed_file(dir, "dash-rows");
+    if (d->rows_fd < 0) {
+        flood_err_set(err, FLOOD_EIO, "dashboard: cannot make the rows' file in '%s': %s", dir,
+                      strerror(errno));
+        free(d);
+        return NULL;
+    }
     d->token = o->token && o->token[0] ? flood_xstrdup(o->token) : NULL;
     d->title = flood_xstrdup(o->title ? o->title : "flood");
     snprintf(d->instance, sizeof(d->instance), "%lx-%llx", (unsigned long)getpid(),
@@ -348,14 +406,6 @@ static void add_tqueue(json_t *row, struct tq_sampler *sm, int64_t t)
     json_object_set_new(row, "target_queue", q ? q : json_null());
 }
 
-/* Caller holds d->lock. */
-static void add_row(struct dash *d, char *text)
-{
-    free(d->rows[d->n_rows % DASH_RING]);
-    d->rows[d->n_rows % DASH_RING] = text;
-    d->n_rows++;
-}
-
 void dash_push(struct dash *d, const struct stats *st)
 {
     if (!d)
@@ -419,8 +469,8 @@ void dash_stop(struct dash *d)
     pthread_mutex_unlock(&d->lock);
     if (d->mhd)
         MHD_stop_daemon(d->mhd);
-    for (size_t i = 0; i < DASH_RING; i++)
-        free(d->rows[i]);
+    close(d->rows_fd);
+    free(d->row_end);
     pthread_mutex_destroy(&d->lock);
     pthread_cond_destroy(&d->cond);
     free(d->report_path);

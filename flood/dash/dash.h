@@ -10,9 +10,12 @@
  * new run's second 0. Without a token only loopback clients are served; with one, every request
  * must carry it (Authorization: Bearer TOKEN, or ?token=TOKEN).
  *
- * Threads: the sender's event loop owns the stats; once a second it hands the dashboard a
- * copy of each second it closed (dash_push) into a bounded ring under the dashboard's lock;
- * stream readers wait on a condition variable. Steering goes to the loop through send/'s
+ * Threads: the sender's event loop owns the stats; once a second it hands the dashboard
+ * each second it closed (dash_push) as JSON text, appended under the dashboard's lock to
+ * an unnamed file in dash_opts.rows_dir (the run's state folder), so that a page opened
+ * late gets the whole run and an hour's rows cost the resident set 8 bytes a second (their
+ * end offsets), not the half kilobyte of their text; stream readers wait on a condition
+ * variable and read the rows back from the file. Steering goes to the loop through send/'s
  * steer queue (only the loop changes the schedule); faults are switched on the inbound
  * side's atomic switches directly.
  *
@@ -38,20 +41,20 @@
 #include "flood/send/steer.h"
 #include "sign/err.h"
 
-#define DASH_RING 4096 /* seconds kept for (re)connecting pages; older ones are dropped */
-
 struct dash_opts {
-    const char *addr;    /* "127.0.0.1:8090", "[::1]:0" */
-    const char *token;   /* --dashboard-token, or NULL */
-    const char *title;   /* shown on the page (borrowed, copied) */
-    struct steer *steer; /* borrowed, may be NULL (no rate controls: flood serve) */
-    struct inbound *in;  /* borrowed, may be NULL (no fault switches) */
-    int crowd;           /* the rows are a crowd's (flood serve: dash_crowd_row), not a run's */
+    const char *addr;     /* "127.0.0.1:8090", "[::1]:0" */
+    const char *token;    /* --dashboard-token, or NULL */
+    const char *title;    /* shown on the page (borrowed, copied) */
+    struct steer *steer;  /* borrowed, may be NULL (no rate controls: flood serve) */
+    struct inbound *in;   /* borrowed, may be NULL (no fault switches) */
+    int crowd;            /* the rows are a crowd's (flood serve: dash_crowd_row), not a run's */
+    const char *rows_dir; /* where the rows' file is made (NULL: $TMPDIR, else /tmp) */
 };
 
 struct dash;
 
-/* Listen and serve. NULL and err ("dashboard: cannot listen on 'x': ..."). */
+/* Listen and serve. NULL and err ("dashboard: cannot listen on 'x': ...", "dashboard:
+ * cannot make the rows' file in 'DIR': ..."). */
 struct dash *dash_start(const struct dash_opts *o, struct flood_err *err) FLOOD_WUR;
 /* Check an ADDR:PORT without listening. 0 or -1 and err. */
 int dash_check_addr(const char *addr, struct flood_err *err) FLOOD_WUR;

@@ -27,9 +27,10 @@ static enum MHD_Result state(struct dash *d, struct MHD_Connection *c)
     if (d->steer)
         steer_state(d->steer, &st);
     pthread_mutex_lock(&d->lock);
-    json_t *o = json_pack("{s:b, s:b, s:b, s:f, s:f, s:I, s:s?}", "sending", st.sending, "paused",
-                          st.paused, "finished", d->finished, "rate", st.rate, "t_s", st.t_s,
-                          "seconds", (json_int_t)d->n_rows, "report", d->report_path);
+    json_t *o = json_pack("{s:b, s:b, s:b, s:f, s:f, s:I, s:I, s:s?}", "sending", st.sending,
+                          "paused", st.paused, "finished", d->finished, "rate", st.rate, "t_s",
+                          st.t_s, "seconds", (json_int_t)d->n_rows, "rows_lost",
+                          (json_int_t)d->rows_lost, "report", d->report_path);
     struct tq_sampler *tq = d->tqueue;
     pthread_mutex_unlock(&d->lock);
     if (tq) /* each source's gauges with their roles, and its failures */

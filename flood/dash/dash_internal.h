@@ -5,6 +5,7 @@
 
 #include <microhttpd.h>
 #include <pthread.h>
+#include <stdint.h>
 
 #include "flood/core/addr.h"
 #include "flood/dash/dash.h"
@@ -21,11 +22,14 @@ struct dash {
     struct inbound *in;
     int64_t mono0;
 
-    pthread_mutex_t lock;  /* everything below */
-    pthread_cond_t cond;   /* a new row, the end, the stop */
-    char *rows[DASH_RING]; /* row t at rows[t % DASH_RING], JSON text */
-    size_t n_rows;         /* rows pushed so far (t = 0 .. n_rows - 1) */
-    size_t pushed;         /* seconds of the stats already copied */
+    pthread_mutex_t lock; /* everything below */
+    pthread_cond_t cond;  /* a new row, the end, the stop */
+    int rows_fd;          /* the rows' JSON texts one after another: an unnamed file */
+    uint64_t *row_end;    /* row t's text is [row_end[t - 1] (0 for t = 0), row_end[t]) */
+    size_t n_rows;        /* rows pushed so far (t = 0 .. n_rows - 1) */
+    size_t cap_rows;      /* of row_end */
+    uint64_t rows_lost;   /* rows the file did not take or give back (served as {}) */
+    size_t pushed;        /* seconds of the stats already copied */
     int finished, stopping;
     char *report_path;
     struct tq_sampler *tqueue; /* --target-queue's readings, or NULL */

@@ -99,6 +99,18 @@ else
     curl -s -m 5 -X POST "http://$DASH/api/stop" >/dev/null
 fi
 for _ in $(seq 1 300); do grep -q '^results:' "$RUN_OUT" && break; sleep 0.1; done
+# a page opened once the run has ended gets every second of it, read back from the rows'
+# file, as run.json's series has them
+timeout 10 curl -sN "http://$DASH/events" >"$T_TMP/late.ev"
+awk '/^event: row$/ { row = 1; next } row && /^data: / { print substr($0, 7) } { row = 0 }' \
+    "$T_TMP/late.ev" >"$T_TMP/late.rows"
+expect_eq "$(jq -sc '[.[].offered]' "$T_TMP/late.rows")" "$(jq -c '[.series[].offered]' "$RUN_DIR/run.json")" \
+    "a page opened at the end gets every second of the run, as run.json's series"
+expect_eq "$(sed -n 's/^id: //p' "$T_TMP/late.ev" | awk '$1 != NR - 1 { bad = 1 } END { print bad + 0, NR }')" \
+    "0 $(jget '.series | length')" "  with ids 0 .. the last second, in order"
+grep -q '^event: end$' "$T_TMP/late.ev"
+check $? "  and the end event after them"
+expect_eq "$(curl -s -m 5 "http://$DASH/api/state" | jq .rows_lost)" 0 "no row lost (/api/state's rows_lost)"
 kill "$RUN_PID" 2>/dev/null # ends --dashboard-hold
 wait "$RUN_PID"
 RUN_RC=$?
