@@ -9,8 +9,9 @@
  * job). UDP and TCP (RFC 1035 4.2.2: each message after a two-byte length).
  *
  * The wire format is ldns's (NLnet Labs, Debian libldns-dev): ldns_wire2pkt parses a query,
- * ldns_pkt2wire writes the answer. A packet ldns refuses, a response (QR set) or a TCP
- * length under a header is dropped and counted (malformed); a query with another opcode
+ * ldns_pkt2wire writes the answer. A packet ldns refuses, a response (QR set), a TCP
+ * length under a header or a message with two TSIG records (ldns would lose the first's
+ * memory: ldns issue 317) is dropped and counted (malformed); a query with another opcode
  * gets NOTIMP, one without exactly one question FORMERR. */
 #ifndef FLOOD_DNS_H
 #define FLOOD_DNS_H

@@ -145,12 +145,39 @@ static int write_reply(ldns_pkt *reply, size_t max, uint8_t *out, size_t out_max
     return -1;
 }
 
+/* How many TSIG records ldns_wire2pkt would read from msg[len]'s additional section. It keeps
+ * only the last one and loses the others' memory (ldns 1.8.3, ldns issue 317): one datagram
+ * carrying two would grow the process by ~73 bytes, so such a message never reaches it. The
+ * walk is ldns_wire2pkt's own, record by record with ldns_wire2rr (a record's data is not
+ * always RDLENGTH long to ldns: the next one starts where its fields end), with its way of
+ * counting down the additional section for each TSIG. */
+static unsigned tsig_count(const uint8_t *msg, size_t len)
+{
+    static const ldns_pkt_section sections[4] = {LDNS_SECTION_QUESTION, LDNS_SECTION_ANSWER,
+                                                 LDNS_SECTION_AUTHORITY, LDNS_SECTION_ADDITIONAL};
+    unsigned tsig = 0;
+    size_t pos = LDNS_HEADER_SIZE;
+    for (int s = 0; s < 4; s++) {
+        unsigned count = (unsigned)msg[4 + 2 * s] << 8 | msg[5 + 2 * s];
+        for (unsigned i = 0; i < count; i++) {
+            ldns_rr *rr = NULL;
+            if (ldns_wire2rr(&rr, msg, len, &pos, sections[s]) != LDNS_STATUS_OK)
+                return tsig; /* ldns_wire2pkt stops here too, and frees what it read */
+            if (s == 3 && ldns_rr_get_type(rr) == LDNS_RR_TYPE_TSIG)
+                tsig++, count--;
+            ldns_rr_free(rr);
+        }
+    }
+    return tsig;
+}
+
 enum dns_result dns_answer(const struct dns_zone *z, const uint8_t *msg, size_t len, int tcp,
                            uint8_t *out, size_t out_max, size_t *out_len)
 {
     *out_len = 0;
     ldns_pkt *q = NULL;
-    if (len < LDNS_HEADER_SIZE || ldns_wire2pkt(&q, msg, len) != LDNS_STATUS_OK || !q)
+    if (len < LDNS_HEADER_SIZE || tsig_count(msg, len) > 1 ||
+        ldns_wire2pkt(&q, msg, len) != LDNS_STATUS_OK || !q)
         return DNS_MALFORMED;
     if (ldns_pkt_qr(q)) { /* a response sent to a server: never answered (no loops) */
         ldns_pkt_free(q);

@@ -110,6 +110,36 @@ static void test_answers(void)
     CHECK(dns_answer(&z, q, 11, 0, a, sizeof(a), &al) == DNS_MALFORMED, "under a header: dropped");
     q[12] = 0xc0, q[13] = 12; /* a name pointing at itself */
     CHECK(dns_answer(&z, q, ql, 0, a, sizeof(a), &al) == DNS_MALFORMED, "a pointer loop: dropped");
+    /* Two TSIG records: ldns_wire2pkt would keep the last and lose the first's memory (ldns
+     * issue 317), so the message is dropped before ldns reads it; the sanitizers' build
+     * reports a leak here otherwise. */
+    static const uint8_t tsig[] = {7,   'k', 'e', 'y', 'n', 'a', 'm', 'e', 0, 0,
+                                   250, 0,   255, 0,   0,   0,   0,   0,   0};
+    ql = query(q, 7, "flood1.test", 1, 1, 0, 1, 0);
+    q[11] = 3; /* ARCOUNT: ldns counts it down by one for each TSIG */
+    memcpy(q + ql, tsig, sizeof(tsig));
+    memcpy(q + ql + sizeof(tsig), tsig, sizeof(tsig));
+    CHECK(dns_answer(&z, q, ql + 2 * sizeof(tsig), 0, a, sizeof(a), &al) == DNS_MALFORMED &&
+              al == 0,
+          "two TSIG records: dropped");
+    CHECK(dns_answer(&z, q, ql + sizeof(tsig), 0, a, sizeof(a), &al) == DNS_MALFORMED,
+          "one TSIG, then the message ends before the next record: dropped (ldns refuses it)");
+    q[11] = 1;
+    CHECK(dns_answer(&z, q, ql + sizeof(tsig), 0, a, sizeof(a), &al) == DNS_ADDRESS,
+          "one TSIG record: answered (unverified: the crowd has no keys)");
+    /* The two hidden in an A record's data longer than an address: ldns reads the record's
+     * four bytes and the next records from where they end, not from past RDLENGTH. */
+    static const uint8_t arec[] = {0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4 + 2 * sizeof(tsig),
+                                   10,   9,  8, 7};
+    q[7] = 1, q[11] = 3;
+    memcpy(q + ql, arec, sizeof(arec));
+    memcpy(q + ql + sizeof(arec), tsig, sizeof(tsig));
+    memcpy(q + ql + sizeof(arec) + sizeof(tsig), tsig, sizeof(tsig));
+    CHECK(dns_answer(&z, q, ql + sizeof(arec) + 2 * sizeof(tsig), 0, a, sizeof(a), &al) ==
+              DNS_MALFORMED,
+          "two TSIG records inside an A record's data, where ldns reads them: dropped");
+    q[7] = 0, q[11] = 0;
+
     ql = query(q, 7, "flood1.te:t", 1, 1, 0, 1, 0);
     CHECK(dns_answer(&z, q, ql, 0, a, sizeof(a), &al) == DNS_REFUSED, "a ':' in a label: REFUSED");
 
