@@ -71,7 +71,9 @@ int sign_parse_http_date(const char *s, time_t *out)
     if (wday < 0 || mon < 0 || digits(s + 5, 2, &day) || digits(s + 12, 4, &year) ||
         digits(s + 17, 2, &hh) || digits(s + 20, 2, &mm) || digits(s + 23, 2, &ss))
         return -1;
-    if (day < 1 || day > 31 || year < 1970 || hh > 23 || mm > 59 || ss > 60)
+    /* Second 60 (a leap second to RFC 5322) is refused: time_t has none, so it would be read
+     * as the next minute's :00 and print back as another date. */
+    if (day < 1 || day > 31 || year < 1970 || hh > 23 || mm > 59 || ss > 59)
         return -1;
     memset(&tm, 0, sizeof(tm));
     tm.tm_year = year - 1900;

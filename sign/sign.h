@@ -175,7 +175,8 @@ int sign_verify_signature(const struct sign_parsed *sp, const struct sign_msg *m
 
 /* IMF-fixdate ("Sun, 06 Nov 1994 08:49:37 GMT") of t into out[32]. */
 void sign_http_date(time_t t, char out[32]);
-/* Parse an IMF-fixdate; -1 when it does not parse. */
+/* Parse an IMF-fixdate; -1 when it does not parse (second 60 included: time_t has no leap
+ * second). */
 int sign_parse_http_date(const char *s, time_t *out);
 
 #endif

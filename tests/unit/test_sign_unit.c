@@ -46,6 +46,10 @@ static void test_helpers(void)
     CHECK(sign_parse_http_date("Sun, 06 Nov 1994 08:49:37 UTC", &t) < 0, "non-GMT zone fails");
     CHECK(sign_parse_http_date("Sunday, 06-Nov-94 08:49:37 GMT", &t) < 0, "RFC 850 form fails");
     CHECK(sign_parse_http_date("Sat, 31 Feb 2024 08:49:37 GMT", &t) < 0, "31 February fails");
+    CHECK(sign_parse_http_date("Sun, 06 Nov 1994 08:49:60 GMT", &t) < 0,
+          "second 60 fails (it would read as 08:50:00; the fuzzer found it)");
+    CHECK(sign_parse_http_date("Sun, 06 Nov 1994 08:49:59 GMT", &t) == 0 && t == 784111799,
+          "second 59 parses");
     CHECK(sign_parse_http_date("", &t) < 0 && sign_parse_http_date(NULL, &t) < 0,
           "empty date fails");
 
